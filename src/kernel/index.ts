@@ -1,0 +1,4 @@
+export type { Clock, Random } from './clock.ts';
+export { systemClock, systemRandom } from './clock.ts';
+export type { ProbeKind } from './probe-kind.ts';
+export { probeKinds, probeKindTitle } from './probe-kind.ts';
