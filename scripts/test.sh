@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The one test command (README "Run the tests"): installs what the tests need
+# and runs every tier that exists. Safe to run on a fresh clone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+section() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+section "npm ci"
+npm ci --no-audit --no-fund
+
+section "lint, typecheck, unit tests"
+npm test
