@@ -1,0 +1,109 @@
+import type { Dispatcher } from 'undici';
+import type { ProbeUrl } from './url.ts';
+
+/** What one request/response hop produced. */
+export type HopResult =
+  | {
+      readonly kind: 'response';
+      readonly statusCode: number;
+      readonly location: string | undefined;
+      /** At most `bodyLimit` bytes; empty when the body was skipped. */
+      readonly body: Buffer;
+    }
+  | {
+      readonly kind: 'error';
+      /** Whether the response head had arrived when the error happened. */
+      readonly phase: 'headers' | 'body';
+      readonly error: unknown;
+    };
+
+export interface HopOptions {
+  readonly url: ProbeUrl;
+  readonly host: string;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly signal: AbortSignal;
+  readonly bodyLimit: number;
+  /** Decides at head time whether the body is read (false: the hop ends at once). */
+  readonly wantBody: (statusCode: number, location: string | undefined) => boolean;
+}
+
+class BodyLimitReached extends Error {}
+
+/**
+ * One GET through a Dispatcher with the undici v2 handler API. Reads at most
+ * `bodyLimit` bytes (hitting the cap is not an error: the rest is dropped and
+ * the connection closed, like the kubelet's ReadAtMost), and settles exactly
+ * once whatever the peer does.
+ */
+export function exchange(dispatcher: Dispatcher, options: HopOptions): Promise<HopResult> {
+  return new Promise<HopResult>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let statusCode = 0;
+    let location: string | undefined;
+    let settled = false;
+    let controller: Dispatcher.DispatchController | undefined;
+    const settle = (result: HopResult): void => {
+      if (settled) return;
+      settled = true;
+      options.signal.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const respond = (): void => {
+      settle({ kind: 'response', statusCode, location, body: size === 0 ? Buffer.alloc(0) : Buffer.concat(chunks, size) });
+    };
+    const onAbort = (): void => {
+      controller?.abort(options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted'));
+      settle({ kind: 'error', phase: statusCode === 0 ? 'headers' : 'body', error: options.signal.reason });
+    };
+    if (options.signal.aborted) {
+      onAbort();
+      return;
+    }
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(ctl) {
+        controller = ctl;
+      },
+      onResponseStart(ctl, code, headers) {
+        statusCode = code;
+        const loc = headers['location'];
+        location = Array.isArray(loc) ? loc[0] : loc;
+        if (!options.wantBody(code, location)) {
+          respond();
+          ctl.abort(new BodyLimitReached('body not needed'));
+        }
+      },
+      onResponseData(ctl, chunk) {
+        const room = options.bodyLimit - size;
+        const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+        chunks.push(part);
+        size += part.length;
+        if (size >= options.bodyLimit) {
+          respond();
+          ctl.abort(new BodyLimitReached('body limit reached'));
+        }
+      },
+      onResponseEnd() {
+        respond();
+      },
+      onResponseError(_ctl, error) {
+        settle({ kind: 'error', phase: statusCode === 0 ? 'headers' : 'body', error });
+      },
+    };
+    try {
+      dispatcher.dispatch(
+        {
+          origin: `${options.url.scheme}://${options.url.authority}`,
+          path: options.url.requestTarget,
+          method: 'GET',
+          headers: [['host', options.host], ...options.headers].flat(),
+          reset: true,
+        },
+        handler,
+      );
+    } catch (error: unknown) {
+      settle({ kind: 'error', phase: 'headers', error });
+    }
+  });
+}

@@ -1,0 +1,108 @@
+import type { Dispatcher } from 'undici';
+import { errored, failure, success, warning } from '../outcome.ts';
+import type { Outcome } from '../outcome.ts';
+import type { HttpProbeRequest } from '../request.ts';
+import { exchange } from './exchange.ts';
+import type { HopResult } from './exchange.ts';
+import { buildHeaders } from './headers.ts';
+import { ProbeDispatcher } from './probe-dispatcher.ts';
+import { isFollowedRedirect, nextHop } from './redirect.ts';
+import { describeTransportError } from './transport-error.ts';
+import { probeUrl, probeUrlString } from './url.ts';
+import type { ProbeUrl } from './url.ts';
+
+/** The kubelet reads at most this much of a probe response body (maxRespBodyLength). */
+export const maxBodyBytes = 10 * 1024;
+/** Go's client refuses a redirect once this many requests were made. */
+export const maxRedirects = 10;
+
+export type HttpProber = (req: HttpProbeRequest, signal?: AbortSignal) => Promise<Outcome>;
+
+export interface HttpProberOptions {
+  /** `kube-probe/<major>.<minor>`, sent unless httpHeaders set User-Agent. */
+  readonly userAgent: string;
+  /**
+   * The transport. @default a shared ProbeDispatcher (fresh connection per
+   * probe); an undici Agent with `allowH2: false` gives the same semantics.
+   */
+  readonly dispatcher?: Dispatcher;
+}
+
+class ProbeTimeout extends Error {}
+class ProbeCancelled extends Error {}
+
+/** HTTP GET probes with the kubelet's semantics (kubelet-probes.md §5). */
+export function createHttpProber(options: HttpProberOptions): HttpProber {
+  const dispatcher = options.dispatcher ?? new ProbeDispatcher();
+  return async (req, signal) => {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new ProbeTimeout()), req.timeoutMs);
+    const cancel = (): void => deadline.abort(new ProbeCancelled());
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      return await run(dispatcher, options.userAgent, req, deadline.signal);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', cancel);
+    }
+  };
+}
+
+async function run(dispatcher: Dispatcher, userAgent: string, req: HttpProbeRequest, signal: AbortSignal): Promise<Outcome> {
+  const headers = buildHeaders(req.headers, userAgent);
+  const first = probeUrl(req.scheme, req.ip, req.port, req.path);
+  let url = first;
+  let host = headers.host ?? first.authority;
+  for (let via = 0; ; via++) {
+    const follow = (code: number, location: string | undefined): boolean => {
+      if (!isFollowedRedirect(code, location)) return false;
+      const next = nextHop(url, location);
+      return 'error' in next || next.url.hostname === first.hostname;
+    };
+    const result = await exchange(dispatcher, {
+      url,
+      host,
+      headers: headers.list,
+      signal,
+      bodyLimit: maxBodyBytes,
+      wantBody: (code, location) => !follow(code, location),
+    });
+    if (result.kind === 'error') return transportOutcome(url, result);
+    if (!follow(result.statusCode, result.location)) return statusOutcome(result.statusCode, result.body);
+    const next = nextHop(url, result.location ?? '');
+    const location = JSON.stringify(result.location);
+    if ('error' in next) return failure(`Get ${location}: ${next.error}`);
+    // Go's CheckRedirect sees every request made so far (via, with the
+    // original): the 10th redirect response is refused, so 9 are followed.
+    if (via + 1 >= maxRedirects) return failure(`Get ${location}: stopped after ${maxRedirects} redirects`);
+    host = next.relative && headers.host !== undefined ? headers.host : next.url.authority;
+    url = next.url;
+  }
+}
+
+/** pkg/probe/http DoHTTPProbe: the status decides; 2xx success, 3xx warning, else failure. */
+function statusOutcome(statusCode: number, body: Buffer): Outcome {
+  const text = body.toString('utf8');
+  if (statusCode >= 200 && statusCode < 300) return success(text);
+  if (statusCode >= 300 && statusCode < 400) return warning(`Probe terminated redirects, Response body: ${text}`);
+  return failure(`HTTP probe failed with statuscode: ${statusCode}`);
+}
+
+/**
+ * Transport errors before the response head are Failures (client.Do failed);
+ * errors while reading the body are prober errors, which void the attempt.
+ */
+function transportOutcome(url: ProbeUrl, result: Extract<HopResult, { kind: 'error' }>): Outcome {
+  const get = `Get ${JSON.stringify(probeUrlString(url))}`;
+  if (result.error instanceof ProbeCancelled) return errored('probe cancelled');
+  if (result.phase === 'body') {
+    const reason = result.error instanceof ProbeTimeout
+      ? 'context deadline exceeded (Client.Timeout or context cancellation while reading body)'
+      : describeTransportError(result.error, url.authority);
+    return errored(`${get}: ${reason}`);
+  }
+  if (result.error instanceof ProbeTimeout) return failure(`${get}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
+  const text = describeTransportError(result.error, url.authority);
+  if (text.startsWith('malformed') || text.startsWith('bad Content-Length')) return failure(`${get}: net/http: HTTP/1.x transport connection broken: ${text}`);
+  return failure(`${get}: ${text}`);
+}

@@ -1,0 +1,16 @@
+/**
+ * The probing stage: executors (HTTP, TCP, gRPC) that turn a resolved probe
+ * request into an Outcome, and the scheduler that runs probe passes on time
+ * with bounded concurrency.
+ */
+export { createHttpProber, maxBodyBytes, maxRedirects, ProbeDispatcher } from './http/index.ts';
+export type { HttpProber, HttpProberOptions } from './http/index.ts';
+export { tcpProbe } from './tcp/index.ts';
+export type { TcpProber } from './tcp/index.ts';
+export { errored, failure, isSuccess, success, warning } from './outcome.ts';
+export type { Outcome } from './outcome.ts';
+export { joinHostPort } from './request.ts';
+export type { GrpcProbeRequest, HttpHeader, HttpProbeRequest, TcpProbeRequest } from './request.ts';
+export { maxProbeAttempts, probeWithRetries } from './retry.ts';
+export { Scheduler } from './scheduler/index.ts';
+export type { ScheduledTarget, SchedulerOptions, SchedulerStats } from './scheduler/index.ts';
