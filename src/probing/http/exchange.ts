@@ -66,6 +66,7 @@ export function exchange(dispatcher: Dispatcher, options: HopOptions): Promise<H
         controller = ctl;
       },
       onResponseStart(ctl, code, headers) {
+        if (code < 200 && code !== 101) return; // an interim 1xx: the final response follows
         statusCode = code;
         const loc = headers['location'];
         location = Array.isArray(loc) ? loc[0] : loc;

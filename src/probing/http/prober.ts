@@ -35,6 +35,7 @@ class ProbeCancelled extends Error {}
 export function createHttpProber(options: HttpProberOptions): HttpProber {
   const dispatcher = options.dispatcher ?? new ProbeDispatcher();
   return async (req, signal) => {
+    if (signal?.aborted === true) return errored('probe cancelled');
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new ProbeTimeout()), req.timeoutMs);
     const cancel = (): void => deadline.abort(new ProbeCancelled());

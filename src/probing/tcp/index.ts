@@ -17,6 +17,10 @@ export type TcpProber = (req: TcpProbeRequest, signal?: AbortSignal) => Promise<
  */
 export const tcpProbe: TcpProber = (req, signal) =>
   new Promise<Outcome>((resolve) => {
+    if (signal?.aborted === true) {
+      resolve(errored('probe cancelled'));
+      return;
+    }
     const addr = joinHostPort(req.ip, req.port);
     const socket = net.connect({ host: req.ip, port: req.port });
     const finish = (outcome: Outcome, reset: boolean): void => {
