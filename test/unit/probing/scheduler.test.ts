@@ -1,0 +1,248 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Scheduler } from '../../../src/probing/index.ts';
+import type { ScheduledTarget } from '../../../src/probing/index.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+interface Recorder {
+  readonly runs: number[];
+  target(key: string, periodMs: number, firstDueAt: number, extra?: Partial<ScheduledTarget>): ScheduledTarget;
+}
+
+function recorder(clock: FakeClock): Recorder {
+  const runs: number[] = [];
+  return {
+    runs,
+    target: (key, periodMs, firstDueAt, extra = {}) => ({
+      key,
+      periodMs,
+      firstDueAt,
+      run: () => {
+        runs.push(clock.now());
+        return Promise.resolve();
+      },
+      ...extra,
+    }),
+  };
+}
+
+function setup(concurrency = 8): { clock: FakeClock; scheduler: Scheduler; rec: Recorder } {
+  const clock = new FakeClock(0);
+  return { clock, scheduler: new Scheduler({ clock, random: () => 0.5, concurrency }), rec: recorder(clock) };
+}
+
+/** Steps the scheduler every `stepMs` up to and including `untilMs`, letting passes complete between steps. */
+async function runUntil(clock: FakeClock, scheduler: Scheduler, untilMs: number, stepMs = 100): Promise<void> {
+  for (;;) {
+    await flush();
+    scheduler.step();
+    await flush();
+    if (clock.now() + stepMs > untilMs) return;
+    clock.advance(stepMs);
+  }
+}
+
+describe('Scheduler', () => {
+  it('runs the first pass at firstDueAt (container start + initial delay), not before', async () => {
+    const { clock, scheduler, rec } = setup();
+    scheduler.upsert(rec.target('a', 10_000, 5_000));
+    assert.equal(scheduler.step().nextDueAt, 5_000);
+    clock.set(4_999);
+    assert.equal(scheduler.step().dispatched, 0);
+    clock.set(5_000);
+    assert.equal(scheduler.step().dispatched, 1);
+    await flush();
+    assert.deepEqual(rec.runs, [5_000]);
+  });
+
+  it('schedules the next pass one period after the previous pass completed', async () => {
+    const { clock, scheduler } = setup();
+    const runs: number[] = [];
+    scheduler.upsert({
+      key: 'slow',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: async () => {
+        runs.push(clock.now());
+        await clock.sleepUntil(clock.now() + 300); // the probe takes 300 ms
+      },
+    });
+    await runUntil(clock, scheduler, 4_000);
+    assert.deepEqual(runs, [0, 1_300, 2_600, 3_900]);
+  });
+
+  it('never runs two passes of one target at once, however late it is', async () => {
+    const { clock, scheduler } = setup();
+    let active = 0;
+    let maxActive = 0;
+    let passes = 0;
+    scheduler.upsert({
+      key: 'hung',
+      periodMs: 100,
+      firstDueAt: 0,
+      run: async () => {
+        passes++;
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await clock.sleepUntil(clock.now() + 5_000);
+        active--;
+      },
+    });
+    await runUntil(clock, scheduler, 12_000, 50);
+    assert.equal(maxActive, 1);
+    assert.equal(passes, 3); // at 0, 5_100 and 10_200
+  });
+
+  it('a trigger runs an idle target at once and restarts its period', async () => {
+    const { clock, scheduler, rec } = setup();
+    scheduler.upsert(rec.target('a', 10_000, 0));
+    await runUntil(clock, scheduler, 3_000);
+    scheduler.trigger('a');
+    await runUntil(clock, scheduler, 13_000);
+    assert.deepEqual(rec.runs, [0, 3_000, 13_000]);
+  });
+
+  it('a trigger during a pass runs another pass right after it', async () => {
+    const { clock, scheduler } = setup();
+    const runs: number[] = [];
+    scheduler.upsert({
+      key: 'a',
+      periodMs: 10_000,
+      firstDueAt: 0,
+      run: async () => {
+        runs.push(clock.now());
+        await clock.sleepUntil(clock.now() + 500);
+      },
+    });
+    scheduler.step();
+    await flush();
+    scheduler.trigger('a');
+    await runUntil(clock, scheduler, 2_000);
+    assert.deepEqual(runs, [0, 500]);
+  });
+
+  it('remove aborts the in-flight pass and stops the target', async () => {
+    const { clock, scheduler } = setup();
+    let aborted = false;
+    let passes = 0;
+    scheduler.upsert({
+      key: 'a',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: (signal) => {
+        passes++;
+        return new Promise<void>((resolve) => {
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve();
+          });
+        });
+      },
+    });
+    scheduler.step();
+    await flush();
+    assert.equal(scheduler.remove('a'), true);
+    await runUntil(clock, scheduler, 5_000);
+    assert.equal(aborted, true);
+    assert.equal(passes, 1);
+    assert.equal(scheduler.stats().targets, 0);
+  });
+
+  it('upsert of an existing key replaces it and cancels the old pass', async () => {
+    const { clock, scheduler, rec } = setup();
+    let oldAborted = false;
+    scheduler.upsert({
+      key: 'a',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: (signal) =>
+        new Promise<void>((resolve) => {
+          signal.addEventListener('abort', () => {
+            oldAborted = true;
+            resolve();
+          });
+        }),
+    });
+    scheduler.step();
+    await flush();
+    scheduler.upsert(rec.target('a', 2_000, 0));
+    await runUntil(clock, scheduler, 4_000);
+    assert.equal(oldAborted, true);
+    assert.deepEqual(rec.runs, [0, 2_000, 4_000]);
+  });
+
+  it('jitter spreads the first pass over one period using the injected random source', async () => {
+    const clock = new FakeClock(0);
+    const values = [0, 0.25, 0.999];
+    const scheduler = new Scheduler({ clock, random: () => values.shift() ?? 0, concurrency: 8 });
+    const rec = recorder(clock);
+    for (const key of ['a', 'b', 'c']) scheduler.upsert(rec.target(key, 10_000, 0, { jitter: true }));
+    await runUntil(clock, scheduler, 9_999, 1);
+    assert.deepEqual(rec.runs, [0, 2_500, 9_990]);
+  });
+
+  it('bounds concurrency across all targets with one queue', async () => {
+    const { clock, scheduler } = setup(3);
+    let active = 0;
+    let maxActive = 0;
+    for (let i = 0; i < 20; i++) {
+      scheduler.upsert({
+        key: `t${i}`,
+        periodMs: 10_000,
+        firstDueAt: 0,
+        run: async () => {
+          active++;
+          maxActive = Math.max(maxActive, active);
+          await clock.sleepUntil(clock.now() + 100);
+          active--;
+        },
+      });
+    }
+    assert.equal(scheduler.step().dispatched, 20);
+    await flush();
+    assert.deepEqual({ inFlight: scheduler.stats().inFlight, queued: scheduler.stats().queued }, { inFlight: 3, queued: 17 });
+    await runUntil(clock, scheduler, 1_000, 100);
+    assert.equal(maxActive, 3);
+  });
+
+  it('holds 50,000 targets and runs each exactly once per period', async () => {
+    const { clock, scheduler } = setup(256);
+    const count = new Map<string, number>();
+    for (let i = 0; i < 50_000; i++) {
+      const key = `pod-${i}`;
+      scheduler.upsert({
+        key,
+        periodMs: 10_000,
+        firstDueAt: ((i * 7919) % 200) * 50, // spread over the period in 50 ms steps
+        run: () => {
+          count.set(key, (count.get(key) ?? 0) + 1);
+          return Promise.resolve();
+        },
+      });
+    }
+    assert.equal(scheduler.stats().targets, 50_000);
+    await runUntil(clock, scheduler, 9_999, 50);
+    await scheduler.idle();
+    assert.equal(count.size, 50_000);
+    assert.ok([...count.values()].every((n) => n === 1));
+  });
+
+  it('start() sleeps on the clock between passes and stops cleanly on abort', async () => {
+    const { clock, scheduler, rec } = setup();
+    scheduler.upsert(rec.target('a', 1_000, 0));
+    const stop = new AbortController();
+    const loop = scheduler.start(stop.signal);
+    for (let i = 0; i < 30; i++) {
+      await flush();
+      clock.advance(100);
+    }
+    // A target added while the loop sleeps wakes it when it is due earlier.
+    scheduler.upsert(rec.target('b', 1_000, clock.now()));
+    await flush();
+    stop.abort();
+    await loop;
+    assert.deepEqual(rec.runs, [0, 1_000, 2_000, 3_000, 3_000]);
+  });
+});
