@@ -1,0 +1,217 @@
+import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { Clock, Random } from '../kernel/index.ts';
+import type { KubeConnection } from './config.ts';
+import { KubeApiError, codeForStatus, parseRetryAfter } from './errors.ts';
+import { TokenBucket, backoffDelay } from './rate-limiter.ts';
+
+export type PatchType = 'strategic' | 'merge' | 'json';
+const patchContentType: Readonly<Record<PatchType, string>> = {
+  strategic: 'application/strategic-merge-patch+json',
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+};
+
+export interface RequestOptions {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>> | undefined;
+  readonly body?: unknown;
+  readonly patch?: PatchType;
+  readonly signal?: AbortSignal;
+  /**
+   * Retry retryable failures (429, 5xx, network) with backoff and jitter,
+   * honouring Retry-After. @default true for GET, false otherwise (callers of
+   * writes decide: a retried eviction must re-check its preconditions).
+   */
+  readonly retry?: boolean;
+}
+
+/** One finished API call, for metrics (verb, resource kind, HTTP status or 0). */
+export interface RequestRecord {
+  readonly verb: string;
+  readonly resource: string;
+  readonly status: number;
+  readonly durationMs: number;
+}
+
+export interface KubeClientOptions {
+  readonly connection: KubeConnection;
+  readonly clock: Clock;
+  readonly random: Random;
+  /** Client-side rate limit shared by every call. @default 50 */
+  readonly qps?: number;
+  /** @default 100 */
+  readonly burst?: number;
+  /** Attempts for retried calls. @default 5 */
+  readonly maxAttempts?: number;
+  readonly onRequest?: (record: RequestRecord) => void;
+  readonly userAgent?: string;
+}
+
+/**
+ * The only place that talks HTTP to the API server: JSON over one undici
+ * Agent (keep-alive, HTTP/1.1) carrying the kubeconfig's TLS material, one
+ * token bucket for every call, typed errors, retries for idempotent calls,
+ * and line-delimited watch streams.
+ */
+export class KubeClient {
+  readonly connection: KubeConnection;
+  readonly #agent: Agent;
+  readonly #limiter: TokenBucket;
+  readonly #clock: Clock;
+  readonly #random: Random;
+  readonly #maxAttempts: number;
+  readonly #onRequest: (record: RequestRecord) => void;
+  readonly #userAgent: string;
+
+  constructor(options: KubeClientOptions) {
+    const c = options.connection;
+    this.connection = c;
+    this.#clock = options.clock;
+    this.#random = options.random;
+    this.#maxAttempts = options.maxAttempts ?? 5;
+    this.#onRequest = options.onRequest ?? (() => undefined);
+    this.#userAgent = options.userAgent ?? 'outprobe';
+    this.#limiter = new TokenBucket({ clock: options.clock, qps: options.qps ?? 50, burst: options.burst ?? 100 });
+    this.#agent = new Agent({
+      allowH2: false,
+      keepAliveTimeout: 30_000,
+      connect: {
+        ...(c.ca === undefined ? {} : { ca: c.ca }),
+        ...(c.cert === undefined ? {} : { cert: c.cert }),
+        ...(c.key === undefined ? {} : { key: c.key }),
+        rejectUnauthorized: !c.insecureSkipTlsVerify,
+      },
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  /** A JSON call; throws KubeApiError on failure. */
+  async request<T = unknown>(options: RequestOptions): Promise<T> {
+    const retry = options.retry ?? options.method === 'GET';
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#once<T>(options);
+      } catch (err: unknown) {
+        if (!(err instanceof KubeApiError) || !err.retryable || !retry || attempt + 1 >= this.#maxAttempts || options.signal?.aborted === true) throw err;
+        const delay = Math.max(err.retryAfterMs ?? 0, backoffDelay(attempt, this.#random, 200, 10_000));
+        await this.#clock.sleepUntil(this.#clock.now() + delay, options.signal);
+      }
+    }
+  }
+
+  /**
+   * Opens a streaming GET (a watch) and yields one parsed JSON object per
+   * line. Ends when the server closes the stream; throws KubeApiError when
+   * the request fails or the connection breaks.
+   */
+  async *stream(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator {
+    await this.#limiter.acquire(signal);
+    const started = this.#clock.now();
+    const response = await this.#dispatch({ method: 'GET', path, query, signal });
+    this.#record('WATCH', path, response.statusCode, started);
+    if (response.statusCode >= 400) throw await toError(response);
+    let pending = '';
+    try {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        pending += chunk.toString('utf8');
+        let nl = pending.indexOf('\n');
+        while (nl >= 0) {
+          const line = pending.slice(0, nl).trim();
+          pending = pending.slice(nl + 1);
+          if (line !== '') yield JSON.parse(line) as unknown;
+          nl = pending.indexOf('\n');
+        }
+      }
+    } catch (err: unknown) {
+      if (signal.aborted) return;
+      throw new KubeApiError({ code: 'Network', status: 0, reason: 'StreamBroken', message: `watch ${path}: ${String(err)}`, cause: err });
+    } finally {
+      response.body.destroy();
+    }
+  }
+
+  async #once<T>(options: RequestOptions): Promise<T> {
+    await this.#limiter.acquire(options.signal);
+    const started = this.#clock.now();
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatch(options);
+    } catch (err: unknown) {
+      this.#record(options.method, options.path, 0, started);
+      if (options.signal?.aborted === true) throw err;
+      throw new KubeApiError({ code: 'Network', status: 0, reason: 'NetworkError', message: `${options.method} ${options.path}: ${String(err)}`, cause: err });
+    }
+    this.#record(options.method, options.path, response.statusCode, started);
+    if (response.statusCode >= 400) throw await toError(response);
+    const text = await response.body.text();
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  #dispatch(options: RequestOptions): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
+    const token = this.connection.token?.();
+    if (token !== undefined && token !== '') headers['authorization'] = `Bearer ${token}`;
+    let body: string | null = null;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = options.patch === undefined ? 'application/json' : patchContentType[options.patch];
+    }
+    return this.#agent.request({
+      origin: this.connection.server,
+      path: withQuery(options.path, options.query),
+      method: options.method,
+      headers,
+      body,
+      signal: options.signal ?? null,
+      headersTimeout: 60_000,
+      bodyTimeout: 0,
+    });
+  }
+
+  #record(verb: string, path: string, status: number, started: number): void {
+    this.#onRequest({ verb, resource: resourceOf(path), status, durationMs: this.#clock.now() - started });
+  }
+}
+
+function withQuery(path: string, query: RequestOptions['query']): string {
+  if (query === undefined) return path;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  return qs === '' ? path : `${path}?${qs}`;
+}
+
+/** `/api/v1/namespaces/x/pods/y/status` → `pods/status` (bounded label values for metrics). */
+export function resourceOf(path: string): string {
+  const parts = path.split('?')[0]?.split('/').filter((p) => p !== '') ?? [];
+  const start = parts[0] === 'api' ? 2 : 3;
+  const rest = parts.slice(start);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest.splice(0, 2);
+  const resource = rest[0] ?? 'unknown';
+  return rest.length > 2 ? `${resource}/${rest[2] ?? ''}` : resource;
+}
+
+async function toError(response: Dispatcher.ResponseData): Promise<KubeApiError> {
+  const text = await response.body.text().catch(() => '');
+  let status: { reason?: string; message?: string } = {};
+  try {
+    status = JSON.parse(text) as typeof status;
+  } catch {
+    // not a Status object
+  }
+  return new KubeApiError({
+    code: codeForStatus(response.statusCode),
+    status: response.statusCode,
+    reason: status.reason ?? '',
+    message: status.message ?? (text.slice(0, 500) || `HTTP ${response.statusCode}`),
+    ...(() => {
+      const ms = parseRetryAfter(response.headers['retry-after']);
+      return ms === undefined ? {} : { retryAfterMs: ms };
+    })(),
+  });
+}

@@ -1,0 +1,13 @@
+/**
+ * The kube stage: the only code that talks HTTP to the API server
+ * (connection config, one rate-limited client, typed errors, reflectors).
+ */
+export { KubeClient, resourceOf } from './client.ts';
+export type { KubeClientOptions, PatchType, RequestOptions, RequestRecord } from './client.ts';
+export { fromKubeconfig, inCluster, loadConnection } from './config.ts';
+export type { KubeConnection } from './config.ts';
+export { KubeApiError, codeForStatus, isKubeError, kubeErrorCodes, parseRetryAfter } from './errors.ts';
+export type { KubeErrorCode } from './errors.ts';
+export { TokenBucket, backoffDelay } from './rate-limiter.ts';
+export { Reflector, keyOf } from './reflector.ts';
+export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType } from './reflector.ts';

@@ -1,0 +1,219 @@
+import type { Clock, Random } from '../kernel/index.ts';
+import type { KubeClient } from './client.ts';
+import { KubeApiError, isKubeError } from './errors.ts';
+import { backoffDelay } from './rate-limiter.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoreEvent<T> {
+  readonly type: WatchEventType;
+  readonly key: string;
+  readonly object: T;
+  /** The previous projection for MODIFIED and DELETED. */
+  readonly old: T | undefined;
+}
+
+/** Reflector lifecycle, for logs and metrics (the observability seam). */
+export type ReflectorSignal =
+  | { readonly kind: 'listed'; readonly items: number; readonly pages: number; readonly resourceVersion: string }
+  | { readonly kind: 'watch-started'; readonly resourceVersion: string }
+  | { readonly kind: 'watch-ended'; readonly reason: 'timeout' | 'inactive' | 'closed' }
+  | { readonly kind: 'expired'; readonly resourceVersion: string }
+  | { readonly kind: 'error'; readonly error: unknown; readonly retryInMs: number };
+
+export interface ReflectorOptions<T> {
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly random: Random;
+  /** Collection path, e.g. `/api/v1/pods` or `/apis/outprobe.io/v1alpha1/probepolicies`. */
+  readonly path: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Compact projection of a raw object (drop managedFields and everything unused). */
+  readonly project: (raw: RawObject) => T;
+  readonly onEvent: (event: StoreEvent<T>) => void;
+  /** Called after every complete LIST has been applied to the store. */
+  readonly onSynced?: () => void;
+  readonly onSignal?: (signal: ReflectorSignal) => void;
+  /** LIST page size. @default 500 */
+  readonly pageSize?: number;
+  /** End a watch that has been silent this long (bookmarks arrive about once a minute). @default 150000 */
+  readonly inactivityMs?: number;
+}
+
+export interface RawObject {
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string; readonly uid?: string };
+  readonly [field: string]: unknown;
+}
+
+interface ListPage {
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string };
+  readonly items?: readonly RawObject[];
+}
+
+interface WatchEvent {
+  readonly type?: string;
+  readonly object?: RawObject & { readonly code?: number; readonly message?: string; readonly reason?: string };
+}
+
+export function keyOf(obj: RawObject): string {
+  const ns = obj.metadata?.namespace;
+  const name = obj.metadata?.name ?? '';
+  return ns === undefined || ns === '' ? name : `${ns}/${name}`;
+}
+
+/**
+ * List+watch for one resource, like client-go's reflector: a paginated LIST,
+ * then a WATCH from its resourceVersion with bookmarks; a 410 (HTTP or an
+ * ERROR event) relists and emits the differences; other failures back off
+ * with jitter (Retry-After honoured) and resume from the last
+ * resourceVersion; a silent watch is ended after `inactivityMs`. The store
+ * holds projections only.
+ */
+export class Reflector<T> {
+  readonly store = new Map<string, T>();
+  readonly #o: ReflectorOptions<T>;
+  #resourceVersion = '';
+  #synced = false;
+
+  constructor(options: ReflectorOptions<T>) {
+    this.#o = options;
+  }
+
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) await this.#list(signal);
+        needList = false;
+        await this.#watch(signal);
+        failures = 0;
+      } catch (err: unknown) {
+        if (isAborted(signal)) break;
+        if (isKubeError(err, 'Gone')) {
+          this.#o.onSignal?.({ kind: 'expired', resourceVersion: this.#resourceVersion });
+          needList = true;
+          continue;
+        }
+        const retryInMs = Math.max(err instanceof KubeApiError ? (err.retryAfterMs ?? 0) : 0, backoffDelay(failures++, this.#o.random, 800, 30_000));
+        this.#o.onSignal?.({ kind: 'error', error: err, retryInMs });
+        await this.#o.clock.sleepUntil(this.#o.clock.now() + retryInMs, signal).catch(() => undefined);
+      }
+    }
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const fresh = new Map<string, T>();
+    let cont: string | undefined;
+    let pages = 0;
+    let rv = '';
+    do {
+      const page: ListPage = await this.#o.client.request<ListPage>({
+        method: 'GET',
+        path: this.#o.path,
+        query: { limit: this.#o.pageSize ?? 500, continue: cont, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector },
+        signal,
+      });
+      pages++;
+      for (const raw of page.items ?? []) fresh.set(keyOf(raw), this.#o.project(raw));
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion ?? rv;
+    } while (cont !== undefined);
+    this.#replace(fresh);
+    this.#resourceVersion = rv;
+    this.#o.onSignal?.({ kind: 'listed', items: fresh.size, pages, resourceVersion: rv });
+    this.#synced = true;
+    this.#o.onSynced?.();
+  }
+
+  /** Applies a full LIST: emits what was added, changed or removed since the store was last filled. */
+  #replace(fresh: Map<string, T>): void {
+    for (const [key, old] of this.store) {
+      if (!fresh.has(key)) {
+        this.store.delete(key);
+        this.#o.onEvent({ type: 'DELETED', key, object: old, old });
+      }
+    }
+    for (const [key, object] of fresh) {
+      const old = this.store.get(key);
+      this.store.set(key, object);
+      this.#o.onEvent({ type: old === undefined ? 'ADDED' : 'MODIFIED', key, object, old });
+    }
+  }
+
+  async #watch(outer: AbortSignal): Promise<void> {
+    const controller = new AbortController();
+    const stop = (): void => controller.abort();
+    outer.addEventListener('abort', stop, { once: true });
+    const inactivityMs = this.#o.inactivityMs ?? 150_000;
+    const state = { inactive: false };
+    const setInactivity = (): NodeJS.Timeout =>
+      setTimeout(() => {
+        state.inactive = true;
+        controller.abort();
+      }, inactivityMs);
+    let timer = setInactivity();
+    this.#o.onSignal?.({ kind: 'watch-started', resourceVersion: this.#resourceVersion });
+    try {
+      const events = this.#o.client.stream(
+        this.#o.path,
+        {
+          watch: 1,
+          allowWatchBookmarks: true,
+          resourceVersion: this.#resourceVersion,
+          timeoutSeconds: 300 + Math.floor(this.#o.random() * 300),
+          labelSelector: this.#o.labelSelector,
+          fieldSelector: this.#o.fieldSelector,
+        },
+        controller.signal,
+      );
+      for await (const raw of events) {
+        clearTimeout(timer);
+        timer = setInactivity();
+        this.#apply(raw as WatchEvent);
+      }
+      this.#o.onSignal?.({ kind: 'watch-ended', reason: state.inactive ? 'inactive' : 'timeout' });
+    } finally {
+      clearTimeout(timer);
+      outer.removeEventListener('abort', stop);
+    }
+  }
+
+  #apply(event: WatchEvent): void {
+    const obj = event.object;
+    if (obj === undefined) return;
+    if (event.type === 'ERROR') {
+      const code = obj.code ?? 0;
+      throw new KubeApiError({ code: code === 410 ? 'Gone' : 'ServerError', status: code, reason: obj.reason ?? '', message: obj.message ?? 'watch error' });
+    }
+    if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') this.#applyObject(event.type, obj);
+    const rv = obj.metadata?.resourceVersion;
+    if (rv !== undefined) this.#resourceVersion = rv; // BOOKMARKs carry only this
+  }
+
+  #applyObject(type: WatchEventType, obj: RawObject): void {
+    const key = keyOf(obj);
+    const old = this.store.get(key);
+    if (type === 'DELETED') {
+      this.store.delete(key);
+      this.#o.onEvent({ type, key, object: old ?? this.#o.project(obj), old });
+      return;
+    }
+    const object = this.#o.project(obj);
+    this.store.set(key, object);
+    this.#o.onEvent({ type: old === undefined ? 'ADDED' : 'MODIFIED', key, object, old });
+  }
+}
+
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
