@@ -11,3 +11,5 @@ export type { KubeErrorCode } from './errors.ts';
 export { TokenBucket, backoffDelay } from './rate-limiter.ts';
 export { Reflector, keyOf } from './reflector.ts';
 export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType } from './reflector.ts';
+export { projectPod } from './pod.ts';
+export type { Pod, PodCondition, PodContainer, PodContainerStatus, PodPort } from './pod.ts';
