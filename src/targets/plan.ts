@@ -1,0 +1,75 @@
+import type { ProbeKind } from '../kernel/index.ts';
+import type { Pod, PodContainer } from '../kube/index.ts';
+import type { ProbePolicy, ProbeSpec } from '../policy/index.ts';
+import { matchesSelector } from './selector.ts';
+
+/** One probe target: the kubelet's (pod UID, container, kind) worker, per policy. */
+export interface TargetPlan {
+  /** `policyKey/podUid/container/kind` (results' targetKeyString). */
+  readonly key: string;
+  /** `namespace/name` of the policy. */
+  readonly policy: string;
+  readonly podKey: string;
+  readonly podUid: string;
+  readonly kind: ProbeKind;
+  readonly container: string;
+  readonly probe: ProbeSpec;
+  /** Readiness only: the condition type the gate writer owns. */
+  readonly conditionType: string | undefined;
+}
+
+export interface PlanIssue {
+  readonly policy: string;
+  readonly podKey: string;
+  readonly message: string;
+}
+
+export function policyKey(policy: ProbePolicy): string {
+  return `${policy.metadata.namespace ?? ''}/${policy.metadata.name}`;
+}
+
+/** Whether a policy selects a pod: same namespace and the label selector matches. */
+export function selects(policy: ProbePolicy, pod: Pod): boolean {
+  return (policy.metadata.namespace ?? '') === pod.namespace && matchesSelector(pod.labels, policy.spec.selector);
+}
+
+/** `null` → the pod's first regular container (not a sidecar). */
+function containerFor(pod: Pod, name: string | null): PodContainer | undefined {
+  return name === null ? pod.containers.find((c) => !c.sidecar) : pod.containers.find((c) => c.name === name);
+}
+
+/**
+ * The targets a policy gives a pod: one per probe block (readiness, liveness,
+ * startup) whose container exists in the pod. A named container the pod
+ * lacks is reported as an issue, not a target.
+ */
+export function planTargets(policy: ProbePolicy, pod: Pod): { readonly targets: readonly TargetPlan[]; readonly issues: readonly PlanIssue[] } {
+  const pk = policyKey(policy);
+  const podKey = `${pod.namespace}/${pod.name}`;
+  const targets: TargetPlan[] = [];
+  const issues: PlanIssue[] = [];
+  const blocks = [
+    ['startup', policy.spec.startup, undefined],
+    ['liveness', policy.spec.liveness, undefined],
+    ['readiness', policy.spec.readiness, policy.spec.readiness?.conditionType],
+  ] as const;
+  for (const [kind, block, conditionType] of blocks) {
+    if (block === null) continue;
+    const container = containerFor(pod, block.container);
+    if (container === undefined) {
+      issues.push({ policy: pk, podKey, message: `${kind} probe: container ${JSON.stringify(block.container ?? '(first)')} not found in pod ${podKey}` });
+      continue;
+    }
+    targets.push({
+      key: `${pk}/${pod.uid}/${container.name}/${kind}`,
+      policy: pk,
+      podKey,
+      podUid: pod.uid,
+      kind,
+      container: container.name,
+      probe: block.probe,
+      conditionType,
+    });
+  }
+  return { targets, issues };
+}

@@ -1,0 +1,44 @@
+import type { Pod } from '../kube/index.ts';
+import type { ProbeSpec } from '../policy/index.ts';
+import type { GrpcProbeRequest, HttpProbeRequest, TcpProbeRequest } from '../probing/index.ts';
+import type { AddressGuard } from './address.ts';
+import { resolvePort } from './port.ts';
+
+export type ProbeRequest =
+  | { readonly type: 'httpGet'; readonly request: HttpProbeRequest }
+  | { readonly type: 'tcpSocket'; readonly request: TcpProbeRequest }
+  | { readonly type: 'grpc'; readonly request: GrpcProbeRequest }
+  | { readonly type: 'exec'; readonly command: readonly string[]; readonly timeoutMs: number }
+  /** A prober error (kubelet-probes.md §4): the attempt is void. */
+  | { readonly type: 'error'; readonly error: string };
+
+/** Kubelet's `$(VAR)` expansion from the container's literal env; `$$` escapes. */
+export function expandCommand(command: readonly string[], env: Readonly<Record<string, string>>): string[] {
+  return command.map((arg) => arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m: string, name?: string) => (name === undefined ? '$' : (env[name] ?? m))));
+}
+
+/**
+ * Turns a probe and a pod into a concrete executor request at probe time:
+ * the target is the pod's IP (never a user host), the port is resolved
+ * against the container, and the guard vets the address.
+ */
+export function buildRequest(probe: ProbeSpec, pod: Pod, containerName: string, guard: AddressGuard): ProbeRequest {
+  const timeoutMs = probe.timeoutSeconds * 1000;
+  const container = pod.containers.find((c) => c.name === containerName);
+  const h = probe.handler;
+  if (h.type === 'exec') return { type: 'exec', command: expandCommand(h.command, container?.env ?? {}), timeoutMs };
+  const ip = pod.podIP;
+  if (ip === undefined) return { type: 'error', error: 'pod has no IP address yet' };
+  const refused = guard.check(ip);
+  if (refused !== undefined) return { type: 'error', error: refused };
+  const port = resolvePort(h.port, container);
+  if (!port.ok) return { type: 'error', error: port.error };
+  switch (h.type) {
+    case 'httpGet':
+      return { type: 'httpGet', request: { scheme: h.scheme, ip, port: port.port, path: h.path, headers: h.httpHeaders, timeoutMs } };
+    case 'tcpSocket':
+      return { type: 'tcpSocket', request: { ip, port: port.port, timeoutMs } };
+    case 'grpc':
+      return { type: 'grpc', request: { ip, port: port.port, service: h.service, timeoutMs } };
+  }
+}
