@@ -1,0 +1,272 @@
+import { conditionTypePrefix, livenessActions, policyDefaults, policyModes, selectorOperators } from './defaults.ts';
+import { celRegex, int32, int64, obj, probeSchema, str, withRules } from './crd-probe.ts';
+import type { CelRule, JsonSchema } from './crd-probe.ts';
+import { maxPrefixLength, messages, patterns, reservedConditionTypes } from './rules.ts';
+import { policyLimits } from './schema.ts';
+
+/**
+ * The ProbePolicy CustomResourceDefinition as plain data. `crds/
+ * outprobe.io_probepolicies.yaml` is this object as YAML; a unit test keeps
+ * the two equal (UPDATE_CRD=1 rewrites the file).
+ */
+
+const containerSchema = withRules(
+  str(
+    "Name of the container the probe follows: its start time and restarts, and the ports that named ports are resolved against. Default: the pod's first container (spec.containers[0]).",
+    { maxLength: policyLimits.containerNameLength },
+  ),
+  [{ rule: `self.matches(${celRegex(patterns.dnsLabel)})`, message: messages.container }],
+);
+
+const conditionTypeSchema = withRules(
+  str(
+    `Pod condition type outprobe writes with the readiness result, and that pods list in spec.readinessGates. A qualified name: an optional DNS subdomain prefix and "/", then a name. Default: ${conditionTypePrefix}<policy name> (applied by the controller, not by the API server).`,
+    { maxLength: policyLimits.qualifiedNameLength },
+  ),
+  [
+    { rule: `self.matches(${celRegex(patterns.qualifiedName)})`, message: messages.conditionType },
+    { rule: `!self.contains('/') || self.indexOf('/') <= ${maxPrefixLength}`, message: messages.conditionTypePrefix },
+    {
+      rule: `!(self in [${reservedConditionTypes.map((t) => `'${t}'`).join(', ')}])`,
+      message: messages.conditionTypeReserved,
+    },
+  ],
+);
+
+const successThresholdRule = (message: string): CelRule => ({
+  rule: '!has(self.probe.successThreshold) || self.probe.successThreshold == 1',
+  message,
+  fieldPath: '.probe.successThreshold',
+  reason: 'FieldValueInvalid',
+});
+
+const readinessSchema = withRules(
+  obj(
+    'Readiness: outprobe probes the selected pods and writes the result as the pod condition conditionType (True or False). Pods that list it in spec.readinessGates are Ready only when it is True. In Observe mode nothing is written.',
+    { conditionType: conditionTypeSchema, container: containerSchema, probe: probeSchema('readiness') },
+    { required: ['probe'] },
+  ),
+  [
+    {
+      rule: '!has(self.probe.terminationGracePeriodSeconds)',
+      message: messages.gracePeriodReadiness,
+      fieldPath: '.probe.terminationGracePeriodSeconds',
+      reason: 'FieldValueForbidden',
+    },
+  ],
+);
+
+const livenessSchema = withRules(
+  obj(
+    'Liveness: when the probe fails failureThreshold times in a row, outprobe remediates the whole pod (it cannot restart one container), within the remediation budget. In Observe mode it only reports what it would do.',
+    {
+      action: str(
+        'Evict: an Eviction, which honours PodDisruptionBudgets. Delete: a plain delete. Also used for startup probe failures.',
+        { enum: [...livenessActions], default: policyDefaults.livenessAction },
+      ),
+      container: containerSchema,
+      probe: probeSchema('liveness'),
+    },
+    { required: ['probe'] },
+  ),
+  [successThresholdRule(messages.successThresholdLiveness)],
+);
+
+const startupSchema = withRules(
+  obj(
+    "Startup: liveness and readiness probes of the container wait until this probe succeeds once; failing it failureThreshold times remediates the pod like a liveness failure (with liveness.action, default Evict).",
+    { container: containerSchema, probe: probeSchema('startup') },
+    { required: ['probe'] },
+  ),
+  [successThresholdRule(messages.successThresholdStartup)],
+);
+
+const remediationSchema = obj(
+  'Budget for liveness and startup remediation (Enforce mode).',
+  {
+    maxUnavailable: withRules(
+      {
+        'x-kubernetes-int-or-string': true,
+        default: policyDefaults.maxUnavailable,
+        description:
+          'Most pods of this policy that may be being remediated or not ready at once: a count (0 disables remediation) or a percentage of the selected pods ("25%", rounded down).',
+      },
+      [{ rule: `type(self) == int ? self >= 0 : self.matches(${celRegex(patterns.percent)})`, message: messages.maxUnavailable }],
+    ),
+    haltAbovePercentFailing: int32(
+      'When more than this percentage of the selected pods fail liveness or startup at the same time, outprobe suspects a shared cause (its own network, a common dependency) and halts remediation, reporting it in the RemediationHalted condition. 100 never halts.',
+      { default: policyDefaults.haltAbovePercentFailing, minimum: 0, maximum: 100 },
+    ),
+  },
+  { default: {} },
+);
+
+const selectorSchema = obj(
+  "Label selector for the pods in the policy's namespace. Required; {} selects every pod in the namespace.",
+  {
+    matchLabels: {
+      type: 'object',
+      description: 'Labels a pod must have, each with exactly this value.',
+      additionalProperties: { type: 'string', maxLength: policyLimits.labelValueLength },
+    },
+    matchExpressions: {
+      type: 'array',
+      description: 'Requirements a pod must meet, all of them.',
+      maxItems: policyLimits.matchExpressions,
+      'x-kubernetes-list-type': 'atomic',
+      items: withRules(
+        obj(
+          'One requirement on a label.',
+          {
+            key: str('Label key.', { maxLength: policyLimits.qualifiedNameLength }),
+            operator: str('In, NotIn, Exists or DoesNotExist.', { enum: [...selectorOperators] }),
+            values: {
+              type: 'array',
+              description: 'Label values: non-empty for In and NotIn, empty for Exists and DoesNotExist.',
+              maxItems: policyLimits.selectorValues,
+              'x-kubernetes-list-type': 'atomic',
+              items: str('A label value.', { maxLength: policyLimits.labelValueLength }),
+            },
+          },
+          { required: ['key', 'operator'] },
+        ),
+        [
+          {
+            rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+            message: messages.selectorValues,
+            fieldPath: '.values',
+          },
+        ],
+      ),
+    },
+  },
+  { 'x-kubernetes-map-type': 'atomic' },
+);
+
+const specSchema = withRules(
+  obj(
+    'Which pods to probe, how, and what to do with the results.',
+    {
+      selector: selectorSchema,
+      mode: str(
+        'Enforce writes readiness conditions and remediates; Observe writes nothing to pods and reports, in Events and metrics, what it would have done.',
+        { enum: [...policyModes], default: policyDefaults.mode },
+      ),
+      readiness: readinessSchema,
+      liveness: livenessSchema,
+      startup: startupSchema,
+      remediation: remediationSchema,
+    },
+    { required: ['selector'] },
+  ),
+  [{ rule: 'has(self.readiness) || has(self.liveness) || has(self.startup)', message: messages.noProbes }],
+);
+
+const conditionSchema = obj(
+  'A condition of the policy (metav1.Condition).',
+  {
+    type: str('Condition type: Ready, Degraded, RemediationHalted or Invalid.', {
+      maxLength: 316,
+      pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+    }),
+    status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
+    observedGeneration: int64('The .metadata.generation the condition was set from.', { minimum: 0 }),
+    lastTransitionTime: str('When the status last changed.', { format: 'date-time' }),
+    reason: str('Machine-readable CamelCase reason for the last transition.', {
+      minLength: 1,
+      maxLength: 1024,
+      pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+    }),
+    message: str('Human-readable details of the last transition.', { maxLength: 32768 }),
+  },
+  { required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] },
+);
+
+const count = (description: string): JsonSchema => int32(description, { minimum: 0 });
+
+const statusSchema = obj('What the controller observes; written by outprobe only.', {
+  observedGeneration: int64('The .metadata.generation this status was computed from.', { minimum: 0 }),
+  pods: count('Pods the selector selects.'),
+  ready: count('Selected pods whose readiness condition is True.'),
+  failing: count('Selected pods whose liveness or startup probe is at failure.'),
+  ungated: count('Selected pods that do not list the readiness condition in spec.readinessGates (probed and counted, never written).'),
+  remediations: int64('Remediations (evictions or deletions) taken since the policy was created.', { minimum: 0 }),
+  message: str('One-line summary, shown by kubectl get -o wide.', { maxLength: 32768 }),
+  conditions: {
+    type: 'array',
+    description: 'Ready, Degraded, RemediationHalted and Invalid.',
+    maxItems: 16,
+    items: conditionSchema,
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['type'],
+  },
+});
+
+const rootSchema = withRules(
+  obj(
+    'ProbePolicy runs readiness, liveness and startup probes against selected pods from outside their node, writes the readiness result as a pod condition for readiness gates, and evicts or deletes pods that fail liveness, within a budget.',
+    {
+      apiVersion: str('APIVersion defines the versioned schema of this representation of an object.'),
+      kind: str('Kind is a string value representing the REST resource this object represents.'),
+      // The API server forbids anything but `type` on metadata (no description).
+      metadata: { type: 'object' },
+      spec: specSchema,
+      status: statusSchema,
+    },
+    { required: ['spec'] },
+  ),
+  [
+    {
+      rule: `!has(self.spec.readiness) || has(self.spec.readiness.conditionType) || size(self.metadata.name) <= ${policyLimits.policyNameForDefaultConditionType}`,
+      message: messages.defaultConditionType,
+      fieldPath: '.spec.readiness',
+    },
+  ],
+);
+
+const column = (name: string, type: string, jsonPath: string, description: string, priority = 0): JsonSchema => ({
+  name,
+  type,
+  jsonPath,
+  description,
+  ...(priority === 0 ? {} : { priority }),
+});
+
+/** The CustomResourceDefinition `probepolicies.outprobe.io`. */
+export function probePolicyCrd(): JsonSchema {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'probepolicies.outprobe.io', labels: { 'app.kubernetes.io/name': 'outprobe' } },
+    spec: {
+      group: 'outprobe.io',
+      names: {
+        kind: 'ProbePolicy',
+        listKind: 'ProbePolicyList',
+        plural: 'probepolicies',
+        singular: 'probepolicy',
+        shortNames: ['pp'],
+        categories: ['outprobe'],
+      },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            column('Mode', 'string', '.spec.mode', 'Enforce or Observe.'),
+            column('Pods', 'integer', '.status.pods', 'Pods the selector selects.'),
+            column('Ready', 'integer', '.status.ready', 'Selected pods whose readiness condition is True.'),
+            column('Failing', 'integer', '.status.failing', 'Selected pods failing liveness or startup.'),
+            column('Remediated', 'integer', '.status.remediations', 'Evictions or deletions taken so far.'),
+            column('Age', 'date', '.metadata.creationTimestamp', 'Time since the policy was created.'),
+            column('Message', 'string', '.status.message', 'Summary of the policy state.', 1),
+          ],
+          schema: { openAPIV3Schema: rootSchema },
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * Every default of a ProbePolicy, stated once. The CRD schema (`crd.ts`), the
+ * zod schema and the field descriptions all read these, so `kubectl explain`,
+ * the API server's defaulting and the controller's defaulting cannot drift.
+ */
+
+/** core/v1 Probe defaults (kubelet-probes.md §1.1). */
+export const probeDefaults = {
+  initialDelaySeconds: 0,
+  timeoutSeconds: 1,
+  periodSeconds: 10,
+  successThreshold: 1,
+  failureThreshold: 3,
+} as const;
+
+/** core/v1 HTTPGetAction and GRPCAction defaults (§1.2). */
+export const handlerDefaults = {
+  httpPath: '/',
+  httpScheme: 'HTTP',
+  grpcService: '',
+} as const;
+
+export const policyModes = ['Enforce', 'Observe'] as const;
+export type PolicyMode = (typeof policyModes)[number];
+
+export const livenessActions = ['Evict', 'Delete'] as const;
+export type LivenessAction = (typeof livenessActions)[number];
+
+export const httpSchemes = ['HTTP', 'HTTPS'] as const;
+export type HttpScheme = (typeof httpSchemes)[number];
+
+export const selectorOperators = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+export type SelectorOperator = (typeof selectorOperators)[number];
+
+/** Policy-level defaults (DESIGN.md §2, §4). */
+export const policyDefaults = {
+  mode: 'Enforce',
+  livenessAction: 'Evict',
+  /** At most one pod of a policy remediated or not ready at once. */
+  maxUnavailable: 1,
+  /** Halt remediation when more than half of a policy's pods fail at once. */
+  haltAbovePercentFailing: 50,
+} as const satisfies {
+  mode: PolicyMode;
+  livenessAction: LivenessAction;
+  maxUnavailable: number;
+  haltAbovePercentFailing: number;
+};
+
+/** The readiness condition type when `readiness.conditionType` is not set. */
+export const conditionTypePrefix = 'outprobe.io/';
+
+/** `outprobe.io/<policy name>`: the default readiness condition (and gate) type. */
+export function defaultConditionType(policyName: string): string {
+  return `${conditionTypePrefix}${policyName}`;
+}

@@ -1,0 +1,40 @@
+/**
+ * The policy stage: ProbePolicy types, a zod schema that matches the CRD,
+ * defaulting (including `conditionType` = `outprobe.io/<name>`) and the
+ * validation the CRD cannot express. Pure: no I/O, no clock.
+ */
+export {
+  conditionTypePrefix,
+  defaultConditionType,
+  handlerDefaults,
+  httpSchemes,
+  livenessActions,
+  policyDefaults,
+  policyModes,
+  probeDefaults,
+  selectorOperators,
+} from './defaults.ts';
+export type { HttpScheme, LivenessAction, PolicyMode, SelectorOperator } from './defaults.ts';
+export { formatIssue, policyIssueCodes } from './issues.ts';
+export type { PolicyIssue, PolicyIssueCode } from './issues.ts';
+export { policySchema } from './schema.ts';
+export { probeTiming, thresholdsOf } from './timing.ts';
+export type { ProbeTiming } from './timing.ts';
+export type {
+  HttpHeader,
+  LabelSelector,
+  LabelSelectorRequirement,
+  LivenessSpec,
+  PolicyMetadata,
+  PortRef,
+  ProbeHandler,
+  ProbeHandlerType,
+  ProbePolicy,
+  ProbePolicySpec,
+  ProbeSpec,
+  ReadinessSpec,
+  RemediationSpec,
+  StartupSpec,
+} from './types.ts';
+export { probeOf, validatePolicy } from './validate.ts';
+export type { ValidateOptions, ValidationResult } from './validate.ts';

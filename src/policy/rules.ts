@@ -1,0 +1,134 @@
+/**
+ * The syntax rules a ProbePolicy must follow, as pure predicates plus the one
+ * message each produces. The CRD's CEL rules (`crd.ts`) use the same messages
+ * and equivalent regular expressions, so a user sees the same words whether
+ * the API server or the controller rejects a policy.
+ */
+
+export const messages = {
+  handlerCount: 'must specify exactly one handler: exec, httpGet, tcpSocket or grpc',
+  hostNotAllowed: "host is not allowed: outprobe always probes the pod's own IP (SSRF guard)",
+  successThresholdLiveness: 'successThreshold must be 1 for liveness probes',
+  successThresholdStartup: 'successThreshold must be 1 for startup probes',
+  gracePeriodReadiness: 'terminationGracePeriodSeconds must not be set for readiness probes',
+  portNumber: 'port number must be between 1 and 65535, inclusive',
+  portName:
+    "port name must be an IANA_SVC_NAME: at most 15 characters of a-z, 0-9 and '-', " +
+    "with at least one letter and no leading, trailing or consecutive '-'",
+  conditionType:
+    'conditionType must be a qualified name: an optional DNS subdomain prefix and "/", then a name of ' +
+    "at most 63 characters of A-Z, a-z, 0-9, '-', '_' and '.' that starts and ends with a letter or digit " +
+    '(e.g. outprobe.io/web)',
+  conditionTypePrefix: 'conditionType prefix (before "/") must be at most 253 characters',
+  conditionTypeReserved:
+    'conditionType must not be a pod condition that Kubernetes itself owns ' +
+    '(Ready, ContainersReady, Initialized, PodScheduled, PodReadyToStartContainers, DisruptionTarget, ' +
+    'PodResizePending, PodResizeInProgress)',
+  defaultConditionType:
+    'readiness.conditionType must be set when the policy name is longer than 63 characters ' +
+    '(the default outprobe.io/<policy name> would not be a valid condition type)',
+  container:
+    "container must be a container name: at most 63 characters of a-z, 0-9 and '-', " +
+    'starting and ending with a letter or digit',
+  headerName: "header name must be an HTTP token: letters, digits and !#$%&'*+-.^_`|~",
+  execCommand: 'exec.command must not be empty',
+  execDisabled:
+    'exec probes need the controller to run with exec enabled (pods/exec); ' +
+    'this controller runs without it, so the policy cannot be honoured',
+  maxUnavailable:
+    'maxUnavailable must be a non-negative integer or a percentage from "0%" to "100%" (e.g. 1 or "25%")',
+  noProbes: 'must specify at least one of readiness, liveness or startup',
+  selectorValues: 'values must be non-empty when operator is In or NotIn, and empty when it is Exists or DoesNotExist',
+  labelKey:
+    'label key must be a qualified name: an optional DNS subdomain prefix and "/", then a name of at most ' +
+    "63 characters of A-Z, a-z, 0-9, '-', '_' and '.' that starts and ends with a letter or digit",
+  labelValue:
+    "label value must be at most 63 characters of A-Z, a-z, 0-9, '-', '_' and '.', " +
+    'starting and ending with a letter or digit (or empty)',
+} as const;
+
+export const portRange = { min: 1, max: 65535 } as const;
+
+/** Kubelet-owned and control-plane pod conditions a readiness gate must never name (§7.3). */
+export const reservedConditionTypes = [
+  'Ready',
+  'ContainersReady',
+  'Initialized',
+  'PodScheduled',
+  'PodReadyToStartContainers',
+  'DisruptionTarget',
+  'PodResizePending',
+  'PodResizeInProgress',
+] as const;
+
+/** Regular expressions in RE2 syntax, shared verbatim with the CEL rules. */
+export const patterns = {
+  /** IANA_SVC_NAME without the length and "has a letter" parts. */
+  portName: '^[a-z0-9]+(-[a-z0-9]+)*$',
+  hasLetter: '[a-z]',
+  /** Qualified name (readiness gates, label keys): optional DNS-1123 subdomain prefix. */
+  qualifiedName:
+    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$',
+  labelValue: '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$',
+  dnsLabel: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$',
+  httpToken: "^[-!#$%&'*+.^_`|~0-9A-Za-z]+$",
+  percent: '^(100|[1-9]?[0-9])%$',
+} as const;
+
+const re = (pattern: string): RegExp => new RegExp(pattern, 'u');
+const portNameRe = re(patterns.portName);
+const hasLetterRe = re(patterns.hasLetter);
+const qualifiedNameRe = re(patterns.qualifiedName);
+const labelValueRe = re(patterns.labelValue);
+const dnsLabelRe = re(patterns.dnsLabel);
+const httpTokenRe = re(patterns.httpToken);
+const percentRe = re(patterns.percent);
+
+export const maxPortNameLength = 15;
+export const maxPrefixLength = 253;
+
+export function isPortNumber(port: number): boolean {
+  return Number.isInteger(port) && port >= portRange.min && port <= portRange.max;
+}
+
+/** IANA_SVC_NAME as core/v1 validates named ports (`IsValidPortName`). */
+export function isPortName(name: string): boolean {
+  return name.length <= maxPortNameLength && portNameRe.test(name) && hasLetterRe.test(name);
+}
+
+/** The message for an int-or-string port, or null when it is valid. */
+export function portProblem(port: number | string): string | null {
+  if (typeof port === 'number') return isPortNumber(port) ? null : messages.portNumber;
+  return isPortName(port) ? null : messages.portName;
+}
+
+/** A qualified name (`prefix/name` or `name`), as pod readiness gates and label keys require. */
+export function isQualifiedName(value: string): boolean {
+  const slash = value.indexOf('/');
+  return qualifiedNameRe.test(value) && slash <= maxPrefixLength;
+}
+
+export function qualifiedNamePrefixTooLong(value: string): boolean {
+  return value.indexOf('/') > maxPrefixLength;
+}
+
+export function isReservedConditionType(value: string): boolean {
+  return (reservedConditionTypes as readonly string[]).includes(value);
+}
+
+export function isLabelValue(value: string): boolean {
+  return labelValueRe.test(value);
+}
+
+export function isDnsLabel(value: string): boolean {
+  return dnsLabelRe.test(value);
+}
+
+export function isHttpToken(value: string): boolean {
+  return httpTokenRe.test(value);
+}
+
+/** A non-negative integer, or a percentage string from 0% to 100%. */
+export function isMaxUnavailable(value: number | string): boolean {
+  return typeof value === 'number' ? Number.isInteger(value) && value >= 0 : percentRe.test(value);
+}

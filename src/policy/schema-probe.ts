@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { handlerDefaults, httpSchemes, probeDefaults } from './defaults.ts';
+import { coded } from './issues.ts';
+import { isHttpToken, messages, portProblem } from './rules.ts';
+
+/**
+ * zod schemas for the core/v1 Probe shape inside a ProbePolicy. They mirror
+ * the CRD (`crd.ts`): same fields, bounds, defaults and messages. Unknown
+ * fields are stripped, as the API server prunes them.
+ */
+
+export const int32Max = 2_147_483_647;
+
+/** Bounds shared with the CRD; they also keep its CEL rules within the cost budget. */
+export const probeLimits = {
+  commandItems: 128,
+  commandItemLength: 4096,
+  headers: 64,
+  headerNameLength: 256,
+  headerValueLength: 4096,
+  pathLength: 2048,
+  grpcServiceLength: 1024,
+  hostLength: 253,
+} as const;
+
+const intOrString = z.custom<number | string>((v) => Number.isInteger(v) || typeof v === 'string', {
+  error: 'must be of type integer or string',
+  ...coded('invalid_type'),
+});
+
+/** httpGet.port and tcpSocket.port: a number 1–65535 or an IANA_SVC_NAME. */
+export const portSchema = intOrString.superRefine((port, ctx) => {
+  const problem = portProblem(port);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, ...coded('port_invalid') });
+});
+
+/** `host` is declared only so that it can be refused with a clear message. */
+function refuseHost(value: { readonly host?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (value.host !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['host'], message: messages.hostNotAllowed, ...coded('host_not_allowed') });
+  }
+}
+
+const execSchema = z
+  .object({
+    command: z.array(z.string().max(probeLimits.commandItemLength)).max(probeLimits.commandItems).optional(),
+  })
+  .superRefine((exec, ctx) => {
+    if (exec.command === undefined || exec.command.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['command'], message: messages.execCommand, ...coded('exec_command_empty') });
+    }
+  });
+
+const headerSchema = z.object({
+  name: z
+    .string()
+    .max(probeLimits.headerNameLength)
+    .refine(isHttpToken, { message: messages.headerName, ...coded('header_name_invalid') }),
+  value: z.string().max(probeLimits.headerValueLength),
+});
+
+const httpGetSchema = z
+  .object({
+    path: z.string().max(probeLimits.pathLength).default(handlerDefaults.httpPath),
+    port: portSchema,
+    host: z.string().max(probeLimits.hostLength).optional(),
+    scheme: z.enum(httpSchemes).default(handlerDefaults.httpScheme),
+    httpHeaders: z.array(headerSchema).max(probeLimits.headers).default([]),
+  })
+  .superRefine(refuseHost);
+
+const tcpSocketSchema = z.object({ port: portSchema, host: z.string().max(probeLimits.hostLength).optional() }).superRefine(refuseHost);
+
+const grpcSchema = z.object({
+  port: z.int().superRefine((port, ctx) => {
+    if (portProblem(port) !== null) ctx.addIssue({ code: 'custom', message: messages.portNumber, ...coded('port_invalid') });
+  }),
+  service: z.string().max(probeLimits.grpcServiceLength).default(handlerDefaults.grpcService),
+});
+
+const handlerKeys = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const;
+
+/**
+ * A core/v1 Probe. Thresholds, period and timeout have a minimum of 1: the
+ * API server replaces an explicit 0 with the default only in Pods, while a
+ * CRD's defaulting fills only absent fields, so outprobe rejects 0 rather than
+ * reinterpret it (core/v1 documents "Minimum value is 1" for all four).
+ */
+export const probeSchema = z
+  .object({
+    exec: execSchema.optional(),
+    httpGet: httpGetSchema.optional(),
+    tcpSocket: tcpSocketSchema.optional(),
+    grpc: grpcSchema.optional(),
+    initialDelaySeconds: z.int().min(0).max(int32Max).default(probeDefaults.initialDelaySeconds),
+    timeoutSeconds: z.int().min(1).max(int32Max).default(probeDefaults.timeoutSeconds),
+    periodSeconds: z.int().min(1).max(int32Max).default(probeDefaults.periodSeconds),
+    successThreshold: z.int().min(1).max(int32Max).default(probeDefaults.successThreshold),
+    failureThreshold: z.int().min(1).max(int32Max).default(probeDefaults.failureThreshold),
+    terminationGracePeriodSeconds: z.int().min(1).optional(),
+  })
+  .superRefine((probe, ctx) => {
+    const count = handlerKeys.filter((key) => probe[key] !== undefined).length;
+    if (count !== 1) ctx.addIssue({ code: 'custom', message: messages.handlerCount, ...coded('handler_count') });
+  });
+
+export type ParsedProbe = z.output<typeof probeSchema>;

@@ -1,0 +1,119 @@
+import type { HttpScheme, LivenessAction, PolicyMode, SelectorOperator } from './defaults.ts';
+
+/**
+ * A ProbePolicy after validation and defaulting: what the rest of the
+ * controller works with. Every optional field of the API object has its
+ * default here; an absent probe block is `null`.
+ */
+export interface ProbePolicy {
+  readonly metadata: PolicyMetadata;
+  readonly spec: ProbePolicySpec;
+}
+
+export interface PolicyMetadata {
+  readonly name: string;
+  /** Absent only on manifests not yet applied (fixtures); always set on objects read from the API. */
+  readonly namespace?: string | undefined;
+  readonly uid?: string | undefined;
+  readonly generation?: number | undefined;
+  readonly resourceVersion?: string | undefined;
+}
+
+export interface ProbePolicySpec {
+  /** Pods in the policy's namespace that it applies to. `{}` selects every pod. */
+  readonly selector: LabelSelector;
+  /** @default 'Enforce' */
+  readonly mode: PolicyMode;
+  readonly readiness: ReadinessSpec | null;
+  readonly liveness: LivenessSpec | null;
+  readonly startup: StartupSpec | null;
+  readonly remediation: RemediationSpec;
+}
+
+export interface LabelSelector {
+  readonly matchLabels: Readonly<Record<string, string>>;
+  readonly matchExpressions: readonly LabelSelectorRequirement[];
+}
+
+export interface LabelSelectorRequirement {
+  readonly key: string;
+  readonly operator: SelectorOperator;
+  readonly values: readonly string[];
+}
+
+export interface ReadinessSpec {
+  /** @default `outprobe.io/<policy name>` */
+  readonly conditionType: string;
+  /** `null`: the pod's first container. */
+  readonly container: string | null;
+  readonly probe: ProbeSpec;
+}
+
+export interface LivenessSpec {
+  /** Also used for startup-probe failures. @default 'Evict' */
+  readonly action: LivenessAction;
+  readonly container: string | null;
+  readonly probe: ProbeSpec;
+}
+
+export interface StartupSpec {
+  readonly container: string | null;
+  readonly probe: ProbeSpec;
+}
+
+export interface RemediationSpec {
+  /** A count, or a percentage string ("25%") of the policy's selected pods. @default 1 */
+  readonly maxUnavailable: number | string;
+  /** 0–100. @default 50 */
+  readonly haltAbovePercentFailing: number;
+}
+
+/**
+ * A core/v1 Probe with defaults applied. Structurally a `results`
+ * TargetConfig (successThreshold, failureThreshold, initialDelaySeconds);
+ * `probeTiming()` gives the executors' and scheduler's milliseconds.
+ */
+export interface ProbeSpec {
+  readonly handler: ProbeHandler;
+  /** @default 0 */
+  readonly initialDelaySeconds: number;
+  /** @default 1 */
+  readonly timeoutSeconds: number;
+  /** @default 10 */
+  readonly periodSeconds: number;
+  /** @default 1 (and always 1 for liveness and startup) */
+  readonly successThreshold: number;
+  /** @default 3 */
+  readonly failureThreshold: number;
+  /** `null`: the pod's `spec.terminationGracePeriodSeconds`. Never set on readiness. */
+  readonly terminationGracePeriodSeconds: number | null;
+}
+
+/** A port as written: a number, or a container port name resolved per pod (§1.3). */
+export type PortRef = number | string;
+
+export interface HttpHeader {
+  readonly name: string;
+  readonly value: string;
+}
+
+export type ProbeHandler =
+  | { readonly type: 'exec'; readonly command: readonly string[] }
+  | {
+      readonly type: 'httpGet';
+      /** @default '/' */
+      readonly path: string;
+      readonly port: PortRef;
+      /** @default 'HTTP' */
+      readonly scheme: HttpScheme;
+      readonly httpHeaders: readonly HttpHeader[];
+    }
+  | { readonly type: 'tcpSocket'; readonly port: PortRef }
+  | {
+      readonly type: 'grpc';
+      readonly port: number;
+      /** @default '' (the server's overall health) */
+      readonly service: string;
+    };
+
+export type ProbeHandlerType = ProbeHandler['type'];
