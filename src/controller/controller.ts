@@ -1,0 +1,164 @@
+import type { Clock, Random } from '../kernel/index.ts';
+import { Reflector, projectPod } from '../kube/index.ts';
+import type { KubeClient, Pod, RawObject } from '../kube/index.ts';
+import { Scheduler } from '../probing/index.ts';
+import { AddressGuard } from '../targets/index.ts';
+import { GateWriter, deletePod, evictPod, patchGateCondition } from '../writeback/index.ts';
+import type { Observer } from './events.ts';
+import { policyEntry } from './policies.ts';
+import type { PolicyEntry } from './policies.ts';
+import { Remediator } from './remediation.ts';
+import { TargetSet } from './target-set.ts';
+import type { Probers } from './runner.ts';
+import { StatusWriter } from './status-writer.ts';
+
+export interface ControllerOptions {
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly observe: Observer;
+  readonly probers: Probers;
+  /** Policies with exec probes are honoured only with this on. @default false */
+  readonly execEnabled?: boolean;
+  /** Probes in flight at once. @default 256 */
+  readonly concurrency?: number;
+  /** When set, only pod IPs in these ranges are probed. */
+  readonly allowedCidrs?: readonly string[];
+  /** Watch one namespace only. @default all namespaces */
+  readonly namespace?: string;
+  /** @default 2000 */
+  readonly statusIntervalMs?: number;
+  /** Does this replica own the pod (sharding)? @default always */
+  readonly owns?: (pod: Pod) => boolean;
+  /** May this replica remediate the pod yet (shard handover)? @default always */
+  readonly mayRemediate?: (pod: Pod) => boolean;
+}
+
+const policyPath = (ns: string | undefined): string =>
+  ns === undefined ? '/apis/outprobe.io/v1alpha1/probepolicies' : `/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`;
+const podPath = (ns: string | undefined): string => (ns === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${ns}/pods`);
+
+/**
+ * The controller: reflects ProbePolicies and pods, keeps one probe target per
+ * (policy, pod, container, kind), runs them on the scheduler, and acts on
+ * transitions (gate writes, remediation, status). A thin shell over the pure
+ * stages; `step()` does the periodic work and tests may call it directly.
+ */
+export class Controller {
+  readonly #o: ControllerOptions;
+  readonly policies = new Map<string, PolicyEntry>();
+  readonly pods: Reflector<Pod>;
+  readonly #policyReflector: Reflector<RawObject>;
+  readonly scheduler: Scheduler;
+  readonly gates: GateWriter;
+  readonly remediator: Remediator;
+  readonly targets: TargetSet;
+  readonly #status: StatusWriter;
+  #lastStatusAt = 0;
+
+  constructor(options: ControllerOptions) {
+    this.#o = options;
+    const { client, clock, random, observe } = options;
+    this.scheduler = new Scheduler({ clock, random, concurrency: options.concurrency ?? 256 });
+    this.gates = new GateWriter({
+      clock,
+      patch: (pod, condition) => patchGateCondition(client, pod, condition),
+      onWrite: (pod, condition, result, error) => observe({ type: 'gate-write', pod, condition, result, ...(error === undefined ? {} : { error }) }),
+    });
+    this.pods = new Reflector<Pod>({
+      client,
+      clock,
+      random,
+      path: podPath(options.namespace),
+      project: projectPod,
+      onEvent: (e) => {
+        this.targets.onPod(e.type, e.object, e.old);
+        if (e.type === 'DELETED') this.remediator.forget(e.object.uid);
+      },
+      onSignal: (s) => observe({ type: 'reflector', resource: 'pods', detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) }),
+    });
+    this.#policyReflector = new Reflector<RawObject>({
+      client,
+      clock,
+      random,
+      path: policyPath(options.namespace),
+      project: (raw) => raw,
+      onEvent: (e) => this.#onPolicy(e.type, e.object),
+      onSignal: (s) => observe({ type: 'reflector', resource: 'probepolicies', detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) }),
+    });
+    this.targets = new TargetSet({
+      clock,
+      observe,
+      scheduler: this.scheduler,
+      gates: this.gates,
+      guard: new AddressGuard(options.allowedCidrs),
+      probers: options.probers,
+      policies: this.policies,
+      pods: this.pods.store,
+      remediate: (req) => this.remediator.request(req),
+      owns: options.owns ?? (() => true),
+      processStart: clock.now(),
+    });
+    this.remediator = new Remediator({
+      clock,
+      observe,
+      pod: (key) => this.pods.store.get(key),
+      policy: (key) => this.policies.get(key)?.policy,
+      budgetPods: (key) => this.targets.budgetPods(key, (uid) => this.remediator.isRemediating(uid)),
+      stillFailing: (req) => this.targets.stillFailing(req),
+      ...(options.mayRemediate === undefined ? {} : { mayRemediate: options.mayRemediate }),
+      evict: (pod, grace) => evictPod(client, pod, { gracePeriodSeconds: grace }),
+      delete: (pod, grace) => deletePod(client, pod, { gracePeriodSeconds: grace }),
+    });
+    this.#status = new StatusWriter({ client, clock, observe });
+  }
+
+  /** Caches synced: the controller has seen every policy and pod once. */
+  get ready(): boolean {
+    return this.pods.synced && this.#policyReflector.synced;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const { clock } = this.#o;
+    const loops = [this.#policyReflector.run(signal), this.pods.run(signal), this.scheduler.start(signal)];
+    while (!signal.aborted) {
+      this.step();
+      await clock.sleepUntil(clock.now() + 500, signal).catch(() => undefined);
+    }
+    await Promise.all(loops);
+    await this.gates.settled();
+  }
+
+  /** Periodic work: retry failed gate writes, advance remediation, write changed statuses. */
+  step(): void {
+    this.gates.sweep();
+    if (!this.ready) return;
+    this.remediator.step();
+    const now = this.#o.clock.now();
+    if (now - this.#lastStatusAt >= (this.#o.statusIntervalMs ?? 2000)) {
+      this.#lastStatusAt = now;
+      for (const entry of this.policies.values()) {
+        this.#status.write(entry, this.targets.statusInput(entry, this.pods.synced, this.remediator));
+      }
+    }
+  }
+
+  #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: RawObject): void {
+    const entry = policyEntry(obj, this.#o.execEnabled === true);
+    const before = this.policies.get(entry.key);
+    if (type === 'DELETED') {
+      this.policies.delete(entry.key);
+      this.#status.forget(entry.key);
+      this.targets.policyRemoved(entry, before?.policy);
+      this.#o.observe({ type: 'policy-removed', policy: { namespace: entry.namespace, name: entry.name, uid: entry.uid } });
+      return;
+    }
+    // Keep the stored remediation count we started from across updates.
+    this.policies.set(entry.key, before === undefined ? entry : { ...entry, stored: before.stored ?? entry.stored });
+    const ref = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
+    if (before?.generation !== entry.generation || before.policy === undefined !== (entry.policy === undefined)) {
+      this.#o.observe(entry.policy === undefined ? { type: 'policy-invalid', policy: ref, issues: entry.issues } : { type: 'policy-valid', policy: ref });
+    }
+    this.targets.reconcileNamespace(entry.namespace);
+  }
+}

@@ -1,0 +1,35 @@
+import type { Pod } from '../kube/index.ts';
+import type { PolicyIssue } from '../policy/index.ts';
+import type { Outcome } from '../probing/index.ts';
+import type { Transition } from '../results/index.ts';
+import type { PlanIssue, TargetPlan } from '../targets/index.ts';
+import type { GateCondition, PodRef } from '../writeback/index.ts';
+
+/**
+ * What the controller reports. Domain code only emits these; logs, metrics
+ * and Kubernetes Events subscribe (style rule 10), so nothing here imports a
+ * logger or a metrics library.
+ */
+export type ControllerEvent =
+  | { readonly type: 'probe'; readonly target: TargetPlan; readonly pod: Pod; readonly outcome: Outcome; readonly durationMs: number; readonly observe: boolean }
+  | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
+  | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly error?: unknown }
+  | { readonly type: 'gate-skipped'; readonly target: TargetPlan; readonly pod: Pod; readonly condition: GateCondition; readonly why: 'observe' | 'ungated' }
+  | { readonly type: 'remediation'; readonly policy: PolicyRef; readonly pod: PodRef; readonly action: 'Evict' | 'Delete'; readonly result: RemediationResult; readonly message: string }
+  | { readonly type: 'halt'; readonly policy: PolicyRef; readonly halted: boolean; readonly message: string }
+  | { readonly type: 'policy-invalid'; readonly policy: PolicyRef; readonly issues: readonly PolicyIssue[] }
+  | { readonly type: 'policy-valid'; readonly policy: PolicyRef }
+  | { readonly type: 'policy-removed'; readonly policy: PolicyRef }
+  | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
+  | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }
+  | { readonly type: 'reflector'; readonly resource: string; readonly detail: string; readonly error?: unknown };
+
+export type RemediationResult = 'evicted' | 'deleted' | 'observe' | 'skipped_budget' | 'halted' | 'pdb_blocked' | 'conflict' | 'not_found' | 'failed';
+
+export interface PolicyRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+export type Observer = (event: ControllerEvent) => void;

@@ -1,0 +1,5 @@
+/** The controller: wires the stages together around two reflectors and the scheduler. */
+export { Controller } from './controller.ts';
+export type { ControllerOptions } from './controller.ts';
+export type { ControllerEvent, Observer, PolicyRef, RemediationResult } from './events.ts';
+export type { Probers } from './runner.ts';

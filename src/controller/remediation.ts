@@ -1,0 +1,196 @@
+import type { Clock } from '../kernel/index.ts';
+import type { Pod } from '../kube/index.ts';
+import type { ProbePolicy } from '../policy/index.ts';
+import { budgetDecision } from '../writeback/index.ts';
+import type { BudgetPod, DisruptionResult, DisruptionTarget } from '../writeback/index.ts';
+import type { Observer, PolicyRef, RemediationResult } from './events.ts';
+
+/** A liveness or startup Failure that asks for the pod to go. */
+export interface RemediationRequest {
+  readonly policy: string;
+  readonly podKey: string;
+  readonly podUid: string;
+  /** The container instance that failed: one remediation per instance, ever. */
+  readonly instance: string;
+  readonly kind: 'liveness' | 'startup';
+  readonly container: string;
+  readonly output: string;
+  /** The probe's terminationGracePeriodSeconds, if set. */
+  readonly gracePeriodSeconds: number | null;
+}
+
+export interface RemediatorDeps {
+  readonly clock: Clock;
+  readonly observe: Observer;
+  readonly pod: (key: string) => Pod | undefined;
+  readonly policy: (key: string) => ProbePolicy | undefined;
+  /** The policy's selected pods, each with whether outprobe sees it failing. */
+  readonly budgetPods: (policyKey: string) => readonly BudgetPod[];
+  /** Whether the request is still current (target still failing on that instance). */
+  readonly stillFailing: (req: RemediationRequest) => boolean;
+  /** May this replica act on the pod yet (shard handover rule)? @default always */
+  readonly mayRemediate?: (pod: Pod) => boolean;
+  readonly evict: (pod: DisruptionTarget, grace: number) => Promise<DisruptionResult>;
+  readonly delete: (pod: DisruptionTarget, grace: number) => Promise<DisruptionResult>;
+  /** Wait before retrying a PDB refusal without Retry-After. @default 5000 */
+  readonly pdbRetryMs?: number;
+}
+
+interface Pending {
+  readonly req: RemediationRequest;
+  inFlight: boolean;
+  notBefore: number;
+  told: RemediationResult | undefined;
+  conflicts: number;
+}
+
+/** The kubelet's kill grace precedence (§3.4): probe's, else the pod's, floored at 2 s. */
+export function gracePeriod(req: RemediationRequest, pod: Pod): number {
+  return Math.max(2, req.gracePeriodSeconds ?? pod.terminationGracePeriodSeconds);
+}
+
+/**
+ * Turns liveness/startup failures into evictions or deletes, one at a time
+ * per pod and at most once per container instance, under the policy budget
+ * (maxUnavailable, halt on correlated failure). Observe mode only reports
+ * what would have happened. 404/409 mean someone else acted: the request
+ * ends (a 409 is re-checked against fresh state at most twice); a PDB refusal
+ * (429) waits and retries while the pod still fails.
+ */
+export class Remediator {
+  readonly #d: RemediatorDeps;
+  readonly #pending = new Map<string, Pending>();
+  /** Instances already remediated (or given up on): never acted on twice. */
+  readonly #done = new Set<string>();
+  /** Pods remediated and not yet gone, for the budget. */
+  readonly #remediating = new Set<string>();
+  readonly #halted = new Map<string, boolean>();
+  readonly #counts = new Map<string, number>();
+
+  constructor(deps: RemediatorDeps) {
+    this.#d = deps;
+  }
+
+  request(req: RemediationRequest): void {
+    const id = `${req.podUid}/${req.instance}`;
+    if (this.#done.has(id) || this.#pending.has(req.podUid)) return;
+    this.#pending.set(req.podUid, { req, inFlight: false, notBefore: 0, told: undefined, conflicts: 0 });
+  }
+
+  /** A pod went away: it no longer counts as being remediated. */
+  forget(podUid: string): void {
+    this.#pending.delete(podUid);
+    this.#remediating.delete(podUid);
+  }
+
+  isRemediating(podUid: string): boolean {
+    return this.#remediating.has(podUid) || this.#pending.get(podUid)?.inFlight === true;
+  }
+
+  halted(policyKey: string): boolean {
+    return this.#halted.get(policyKey) === true;
+  }
+
+  /** Remediations done per policy since start (status adds them to its stored total). */
+  count(policyKey: string): number {
+    return this.#counts.get(policyKey) ?? 0;
+  }
+
+  /** Re-evaluates every pending request; sends what the budget allows. */
+  step(): void {
+    const now = this.#d.clock.now();
+    const haltedNow = new Set<string>();
+    for (const [uid, p] of this.#pending) {
+      if (p.inFlight || p.notBefore > now) continue;
+      const pod = this.#d.pod(p.req.podKey);
+      const policy = this.#d.policy(p.req.policy);
+      if (pod?.uid !== uid || pod.deletionTimestamp !== undefined || policy === undefined || !this.#d.stillFailing(p.req)) {
+        this.#pending.delete(uid);
+        continue;
+      }
+      if (this.#d.mayRemediate?.(pod) === false) continue;
+      this.#consider(p, pod, policy, haltedNow);
+    }
+    this.#updateHalts(haltedNow);
+  }
+
+  #consider(p: Pending, pod: Pod, policy: ProbePolicy, haltedNow: Set<string>): void {
+    const ref = policyRef(policy);
+    const action = policy.spec.liveness?.action ?? 'Evict';
+    const decision = budgetDecision(pod.uid, this.#d.budgetPods(p.req.policy), policy.spec.remediation);
+    if (!decision.allow) {
+      if (decision.reason === 'halted') haltedNow.add(p.req.policy);
+      this.#tell(p, { ref, pod, action }, decision.reason === 'halted' ? 'halted' : 'skipped_budget', decision.message);
+      return;
+    }
+    if (policy.spec.mode === 'Observe') {
+      this.#tell(p, { ref, pod, action }, 'observe', `would ${action === 'Evict' ? 'evict' : 'delete'} pod ${pod.name}: ${p.req.kind} probe of container ${p.req.container} failed: ${p.req.output}`);
+      this.#finish(p);
+      return;
+    }
+    p.inFlight = true;
+    this.#remediating.add(pod.uid);
+    const target: DisruptionTarget = { uid: pod.uid, namespace: pod.namespace, name: pod.name, resourceVersion: pod.resourceVersion };
+    const grace = gracePeriod(p.req, pod);
+    const call = action === 'Evict' ? this.#d.evict(target, grace) : this.#d.delete(target, grace);
+    void call.then(
+      (result) => this.#settle(p, ref, pod, action, result),
+      (error: unknown) => {
+        p.inFlight = false;
+        this.#remediating.delete(pod.uid);
+        p.notBefore = this.#d.clock.now() + (this.#d.pdbRetryMs ?? 5000);
+        this.#d.observe({ type: 'remediation', policy: ref, pod: target, action, result: 'failed', message: String(error) });
+      },
+    );
+  }
+
+  #settle(p: Pending, ref: PolicyRef, pod: Pod, action: 'Evict' | 'Delete', result: DisruptionResult): void {
+    p.inFlight = false;
+    const podRef = { uid: pod.uid, namespace: pod.namespace, name: pod.name };
+    const why = `${p.req.kind} probe of container ${p.req.container} failed: ${p.req.output}`;
+    if (result === 'done') {
+      this.#counts.set(p.req.policy, this.count(p.req.policy) + 1);
+      this.#finish(p);
+      this.#d.observe({ type: 'remediation', policy: ref, pod: podRef, action, result: action === 'Evict' ? 'evicted' : 'deleted', message: `${action === 'Evict' ? 'Evicted' : 'Deleted'} pod ${pod.name}: ${why}` });
+      return;
+    }
+    this.#remediating.delete(pod.uid);
+    if (result === 'pdb_blocked') {
+      p.notBefore = this.#d.clock.now() + (this.#d.pdbRetryMs ?? 5000);
+      this.#tell(p, { ref, pod, action }, 'pdb_blocked', `eviction of pod ${pod.name} refused by a PodDisruptionBudget; retrying while it still fails`);
+      return;
+    }
+    if (result === 'conflict' && ++p.conflicts <= 2) return; // re-checked against fresh state on the next step
+    this.#finish(p);
+    this.#d.observe({ type: 'remediation', policy: ref, pod: podRef, action, result: result === 'conflict' ? 'conflict' : 'not_found', message: `pod ${pod.name} changed or went away before outprobe acted (someone else acted): nothing done` });
+  }
+
+  #finish(p: Pending): void {
+    this.#pending.delete(p.req.podUid);
+    this.#done.add(`${p.req.podUid}/${p.req.instance}`);
+  }
+
+  /** Reports each hold-back reason once per request, not on every step. */
+  #tell(p: Pending, what: { readonly ref: PolicyRef; readonly pod: Pod; readonly action: 'Evict' | 'Delete' }, result: RemediationResult, message: string): void {
+    if (p.told === result) return;
+    p.told = result;
+    const { ref, pod, action } = what;
+    this.#d.observe({ type: 'remediation', policy: ref, pod: { uid: pod.uid, namespace: pod.namespace, name: pod.name }, action, result, message });
+  }
+
+  #updateHalts(haltedNow: Set<string>): void {
+    for (const key of new Set([...this.#halted.keys(), ...haltedNow])) {
+      const now = haltedNow.has(key);
+      if (this.#halted.get(key) === now) continue;
+      this.#halted.set(key, now);
+      const policy = this.#d.policy(key);
+      if (policy !== undefined) {
+        this.#d.observe({ type: 'halt', policy: policyRef(policy), halted: now, message: now ? 'Too many pods fail at once: remediation halted' : 'Remediation resumed' });
+      }
+    }
+  }
+}
+
+export function policyRef(policy: ProbePolicy): PolicyRef {
+  return { namespace: policy.metadata.namespace ?? '', name: policy.metadata.name, uid: policy.metadata.uid ?? '' };
+}

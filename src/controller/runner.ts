@@ -1,0 +1,112 @@
+import type { Clock } from '../kernel/index.ts';
+import type { Pod } from '../kube/index.ts';
+import type { Outcome } from '../probing/index.ts';
+import { errored, probeWithRetries } from '../probing/index.ts';
+import { thresholdsOf } from '../policy/index.ts';
+import { containerStarted, createTarget, decide, instanceOf, record, reconfigure } from '../results/index.ts';
+import type { ContainerView, TargetState, TargetView, Transition } from '../results/index.ts';
+import type { AddressGuard, ProbeRequest, TargetPlan } from '../targets/index.ts';
+import { buildRequest } from '../targets/index.ts';
+
+/** The executors the runner dispatches to. */
+export interface Probers {
+  readonly httpGet: (req: Extract<ProbeRequest, { type: 'httpGet' }>['request'], signal: AbortSignal) => Promise<Outcome>;
+  readonly tcpSocket: (req: Extract<ProbeRequest, { type: 'tcpSocket' }>['request'], signal: AbortSignal) => Promise<Outcome>;
+  readonly grpc: (req: Extract<ProbeRequest, { type: 'grpc' }>['request'], signal: AbortSignal) => Promise<Outcome>;
+  /** Present only when exec probes are enabled. */
+  readonly exec?: (pod: Pod, container: string, command: readonly string[], timeoutMs: number, signal: AbortSignal) => Promise<Outcome>;
+}
+
+export interface Target {
+  plan: TargetPlan;
+  state: TargetState;
+}
+
+export interface PassHooks {
+  readonly onTransition: (target: Target, pod: Pod, transition: Transition) => void;
+  readonly onProbe: (target: Target, pod: Pod, outcome: Outcome, durationMs: number) => void;
+  readonly onStop: (target: Target) => void;
+}
+
+/** The kubelet's view of one container, from the pod projection. */
+export function containerView(pod: Pod, name: string): ContainerView | undefined {
+  const s = pod.containerStatuses.find((c) => c.name === name);
+  if (s === undefined) return undefined;
+  const sidecar = pod.containers.find((c) => c.name === name)?.sidecar ?? false;
+  return {
+    containerId: s.containerId,
+    restartCount: s.restartCount,
+    state: s.state,
+    startedAt: s.startedAt,
+    started: s.started,
+    restartable: pod.restartPolicy !== 'Never' || sidecar,
+  };
+}
+
+export function newTarget(plan: TargetPlan, seedTrue: boolean): Target {
+  return {
+    plan,
+    state: createTarget(
+      { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },
+      { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success' } : undefined },
+    ),
+  };
+}
+
+/** A changed probe keeps the committed value but restarts the counters (§3.10). */
+export function replan(target: Target, plan: TargetPlan): void {
+  target.plan = plan;
+  target.state = reconfigure(target.state, thresholdsOf(plan.probe));
+}
+
+/**
+ * One pass of one target: decide (kubelet steps 1–9, with startup gating from
+ * the sibling startup target), probe with up to 3 attempts on error, record
+ * (steps 11–13). Transitions go to the hooks; the pass itself never throws.
+ */
+export async function runPass(
+  target: Target,
+  deps: { readonly clock: Clock; readonly probers: Probers; readonly guard: AddressGuard; readonly hooks: PassHooks },
+  lookup: { readonly pod: (key: string) => Pod | undefined; readonly startupOf: (target: Target) => TargetState | null },
+  signal: AbortSignal,
+): Promise<void> {
+  const pod = lookup.pod(target.plan.podKey);
+  const container = pod === undefined ? undefined : containerView(pod, target.plan.container);
+  const view: TargetView = {
+    pod: pod === undefined ? undefined : { uid: pod.uid, phase: pod.phase, deletionTimestamp: pod.deletionTimestamp },
+    container,
+    started: containerStarted(container, lookup.startupOf(target)),
+  };
+  const decision = decide(target.state, view, deps.clock.now());
+  target.state = decision.state;
+  if (decision.emitted !== null && pod !== undefined) deps.hooks.onTransition(target, pod, decision.emitted);
+  if (decision.action === 'stop') {
+    deps.hooks.onStop(target);
+    return;
+  }
+  if (decision.action !== 'probe' || pod === undefined) return;
+  const instance = instanceOf(container) ?? undefined;
+  const started = deps.clock.now();
+  const outcome = await probeWithRetries(() => probeOnce(target, pod, deps, signal), signal);
+  if (signal.aborted) return; // removed, replaced or stopping: a stale result is never recorded
+  deps.hooks.onProbe(target, pod, outcome, deps.clock.now() - started);
+  const recorded = record(target.state, outcome, deps.clock.now(), instance);
+  target.state = recorded.state;
+  if (recorded.emitted !== null) deps.hooks.onTransition(target, pod, recorded.emitted);
+}
+
+async function probeOnce(target: Target, pod: Pod, deps: { readonly probers: Probers; readonly guard: AddressGuard }, signal: AbortSignal): Promise<Outcome> {
+  const req = buildRequest(target.plan.probe, pod, target.plan.container, deps.guard);
+  switch (req.type) {
+    case 'error':
+      return errored(req.error);
+    case 'httpGet':
+      return deps.probers.httpGet(req.request, signal);
+    case 'tcpSocket':
+      return deps.probers.tcpSocket(req.request, signal);
+    case 'grpc':
+      return deps.probers.grpc(req.request, signal);
+    case 'exec':
+      return deps.probers.exec === undefined ? errored('exec probes are disabled') : deps.probers.exec(pod, target.plan.container, req.command, req.timeoutMs, signal);
+  }
+}

@@ -1,0 +1,282 @@
+import type { Clock } from '../kernel/index.ts';
+import type { Pod } from '../kube/index.ts';
+import type { ProbePolicy } from '../policy/index.ts';
+import type { Scheduler } from '../probing/index.ts';
+import type { Transition } from '../results/index.ts';
+import { planTargets, selects } from '../targets/index.ts';
+import type { AddressGuard, TargetPlan } from '../targets/index.ts';
+import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
+import type { StatusInput } from '../status/index.ts';
+import { failOpenCondition, gateConditionFor } from './conditions.ts';
+import type { Observer } from './events.ts';
+import { invalidMessage } from './policies.ts';
+import type { PolicyEntry } from './policies.ts';
+import type { RemediationRequest, Remediator } from './remediation.ts';
+import { newTarget, replan, runPass } from './runner.ts';
+import type { Probers, Target } from './runner.ts';
+
+export interface TargetSetDeps {
+  readonly clock: Clock;
+  readonly observe: Observer;
+  readonly scheduler: Scheduler;
+  readonly gates: GateWriter;
+  readonly guard: AddressGuard;
+  readonly probers: Probers;
+  readonly policies: ReadonlyMap<string, PolicyEntry>;
+  readonly pods: ReadonlyMap<string, Pod>;
+  readonly remediate: (req: RemediationRequest) => void;
+  readonly owns: (pod: Pod) => boolean;
+  readonly processStart: number;
+}
+
+const podKeyOf = (pod: Pod): string => `${pod.namespace}/${pod.name}`;
+const podRef = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, name: pod.name });
+
+function gateStatus(pod: Pod, type: string): string | undefined {
+  return pod.conditions.find((c) => c.type === type)?.status;
+}
+
+/** A signature of what, in a container's status, should wake its targets at once. */
+function containerSignature(pod: Pod | undefined, name: string): string {
+  const s = pod?.containerStatuses.find((c) => c.name === name);
+  return s === undefined ? '' : `${s.containerId ?? ''}#${s.restartCount}#${s.state}#${String(s.started)}`;
+}
+
+/**
+ * Every probe target of this replica, keyed like the results stage, with the
+ * scheduler entries that run them and the hooks that turn their transitions
+ * into gate writes and remediation requests.
+ */
+export class TargetSet {
+  readonly #d: TargetSetDeps;
+  readonly #targets = new Map<string, Target>();
+  readonly #byPod = new Map<string, Set<string>>();
+  readonly #planIssues = new Map<string, Map<string, string>>();
+
+  constructor(deps: TargetSetDeps) {
+    this.#d = deps;
+  }
+
+  get size(): number {
+    return this.#targets.size;
+  }
+
+  all(): IterableIterator<Target> {
+    return this.#targets.values();
+  }
+
+  onPod(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod, old: Pod | undefined): void {
+    if (type === 'DELETED') {
+      this.#dropPod(pod.uid);
+      return;
+    }
+    if (old !== undefined && old.uid !== pod.uid) this.#dropPod(old.uid);
+    this.reconcilePod(pod, old);
+  }
+
+  /** Re-plans every pod of a namespace (a policy there changed). */
+  reconcileNamespace(namespace: string): void {
+    for (const pod of this.#d.pods.values()) if (pod.namespace === namespace) this.reconcilePod(pod, undefined);
+  }
+
+  reconcilePod(pod: Pod, old: Pod | undefined): void {
+    const wanted = new Map<string, TargetPlan>();
+    const issues = new Map<string, string>();
+    if (this.#d.owns(pod) && pod.phase !== 'Succeeded' && pod.phase !== 'Failed') {
+      for (const entry of this.#d.policies.values()) {
+        const policy = entry.policy;
+        if (policy === undefined || !selects(policy, pod)) continue;
+        const planned = planTargets(policy, pod);
+        for (const t of planned.targets) wanted.set(t.key, t);
+        for (const i of planned.issues) issues.set(i.policy, i.message);
+      }
+    }
+    this.#setIssues(pod.uid, issues);
+    const existing = this.#byPod.get(pod.uid) ?? new Set<string>();
+    for (const key of existing) if (!wanted.has(key)) this.#remove(key);
+    for (const plan of wanted.values()) this.#upsert(plan, pod, old);
+  }
+
+  policyRemoved(entry: PolicyEntry, policy: ProbePolicy | undefined): void {
+    for (const [key, t] of this.#targets) if (t.plan.policy === entry.key) this.#remove(key);
+    const type = policy?.spec.readiness?.conditionType;
+    if (type === undefined || policy?.spec.mode !== 'Enforce') return;
+    for (const pod of this.#d.pods.values()) {
+      if (pod.namespace !== entry.namespace || !pod.readinessGates.includes(type) || !this.#d.owns(pod)) continue;
+      if (gateStatus(pod, type) !== 'True') this.#d.gates.desire(podRef(pod), failOpenCondition(type, this.#d.clock.now()), gateStatus(pod, type));
+    }
+  }
+
+  /** Is a remediation request still about a target that fails on the same instance? */
+  stillFailing(req: RemediationRequest): boolean {
+    const t = this.#targets.get(`${req.policy}/${req.podUid}/${req.container}/${req.kind}`);
+    const inst = t?.state.instance;
+    return t?.state.committed === 'failure' && inst !== null && inst !== undefined && `${inst.containerId}#${inst.restartCount}` === req.instance;
+  }
+
+  budgetPods(policyKey: string, remediating: (uid: string) => boolean): BudgetPod[] {
+    const policy = this.#d.policies.get(policyKey)?.policy;
+    if (policy === undefined) return [];
+    return [...this.#d.pods.values()]
+      .filter((pod) => selects(policy, pod))
+      .map((pod) => ({
+        uid: pod.uid,
+        // A terminating pod is unavailable until it is gone.
+        ready: pod.deletionTimestamp === undefined && gateStatus(pod, 'Ready') === 'True',
+        failing: this.#failing(policyKey, pod.uid),
+        remediating: remediating(pod.uid),
+      }));
+  }
+
+  statusInput(entry: PolicyEntry, synced: boolean, remediator: Remediator): Omit<StatusInput, 'now'> {
+    const policy = entry.policy;
+    const remediations = (entry.stored?.remediations ?? 0) + remediator.count(entry.key);
+    const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry) };
+    if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, planIssues: [], halted: false };
+    const pods = [...this.#d.pods.values()].filter((pod) => selects(policy, pod) && pod.deletionTimestamp === undefined);
+    const gate = policy.spec.readiness?.conditionType;
+    let erroring = 0;
+    for (const t of this.#targets.values()) if (t.plan.policy === entry.key && (t.state.lastError?.consecutive ?? 0) > 0) erroring++;
+    const planIssues = pods.flatMap((p) => {
+      const m = this.#planIssues.get(p.uid)?.get(entry.key);
+      return m === undefined ? [] : [m];
+    });
+    return {
+      ...base,
+      pods: pods.length,
+      ready: pods.filter((p) => gateStatus(p, gate ?? 'Ready') === 'True').length,
+      failing: pods.filter((p) => this.#failing(entry.key, p.uid)).length,
+      ungated: gate === undefined ? 0 : pods.filter((p) => !p.readinessGates.includes(gate)).length,
+      erroring,
+      planIssues,
+      halted: remediator.halted(entry.key),
+    };
+  }
+
+  #failing(policyKey: string, uid: string): boolean {
+    for (const key of this.#byPod.get(uid) ?? []) {
+      const t = this.#targets.get(key);
+      if (t !== undefined && t.plan.policy === policyKey && t.plan.kind !== 'readiness' && t.state.committed === 'failure') return true;
+    }
+    return false;
+  }
+
+  #setIssues(uid: string, issues: Map<string, string>): void {
+    const before = this.#planIssues.get(uid);
+    for (const [policy, message] of issues) {
+      if (before?.get(policy) !== message) this.#d.observe({ type: 'plan-issue', issue: { policy, podKey: uid, message } });
+    }
+    if (issues.size === 0) this.#planIssues.delete(uid);
+    else this.#planIssues.set(uid, issues);
+  }
+
+  #upsert(plan: TargetPlan, pod: Pod, old: Pod | undefined): void {
+    const existing = this.#targets.get(plan.key);
+    if (existing === undefined) {
+      const seedTrue = plan.conditionType !== undefined && gateStatus(pod, plan.conditionType) === 'True';
+      const target = newTarget(plan, seedTrue);
+      this.#targets.set(plan.key, target);
+      let keys = this.#byPod.get(plan.podUid);
+      if (keys === undefined) this.#byPod.set(plan.podUid, (keys = new Set()));
+      keys.add(plan.key);
+      this.#schedule(target, pod);
+      return;
+    }
+    if (JSON.stringify(existing.plan.probe) !== JSON.stringify(plan.probe) || existing.plan.conditionType !== plan.conditionType) {
+      replan(existing, plan);
+      this.#schedule(existing, pod);
+    } else if (old !== undefined && containerSignature(old, plan.container) !== containerSignature(pod, plan.container)) {
+      // A new instance or a change of started/running: probe now (§3.6 improvement),
+      // or at startedAt + initialDelay for a fresh instance.
+      this.#schedule(existing, pod);
+    }
+  }
+
+  #schedule(target: Target, pod: Pod): void {
+    const { clock, scheduler } = this.#d;
+    const periodMs = target.plan.probe.periodSeconds * 1000;
+    const startedAt = pod.containerStatuses.find((c) => c.name === target.plan.container)?.startedAt;
+    const firstDueAt = startedAt === undefined ? clock.now() : startedAt + target.plan.probe.initialDelaySeconds * 1000;
+    scheduler.upsert({
+      key: target.plan.key,
+      periodMs,
+      firstDueAt,
+      jitter: clock.now() - this.#d.processStart < periodMs && firstDueAt <= clock.now(),
+      run: (signal) => this.#pass(target, signal),
+    });
+  }
+
+  #pass(target: Target, signal: AbortSignal): Promise<void> {
+    return runPass(
+      target,
+      {
+        clock: this.#d.clock,
+        probers: this.#d.probers,
+        guard: this.#d.guard,
+        hooks: {
+          onTransition: (t, pod, tr) => this.#onTransition(t, pod, tr),
+          onProbe: (t, pod, outcome, durationMs) => this.#d.observe({ type: 'probe', target: t.plan, pod, outcome, durationMs, observe: this.#observeMode(t) }),
+          onStop: (t) => this.#remove(t.plan.key),
+        },
+      },
+      {
+        pod: (key) => this.#d.pods.get(key),
+        startupOf: (t) => {
+          if (t.plan.kind === 'startup') return null;
+          const s = this.#targets.get(`${t.plan.policy}/${t.plan.podUid}/${t.plan.container}/startup`);
+          return s === undefined ? null : s.state;
+        },
+      },
+      signal,
+    );
+  }
+
+  #observeMode(t: Target): boolean {
+    return this.#d.policies.get(t.plan.policy)?.policy?.spec.mode === 'Observe';
+  }
+
+  #onTransition(target: Target, pod: Pod, transition: Transition): void {
+    const observe = this.#observeMode(target);
+    this.#d.observe({ type: 'transition', target: target.plan, pod, transition, observe });
+    if (target.plan.kind === 'readiness') {
+      const type = target.plan.conditionType;
+      const condition = type === undefined ? null : gateConditionFor(type, target.plan.container, transition);
+      if (condition === null || type === undefined) return;
+      if (observe || !pod.readinessGates.includes(type)) {
+        this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why: observe ? 'observe' : 'ungated' });
+        return;
+      }
+      this.#d.gates.desire(podRef(pod), condition, gateStatus(pod, type));
+      return;
+    }
+    if (transition.to !== 'failure' || transition.cause !== 'probe' || transition.instance === null) return;
+    this.#d.remediate({
+      policy: target.plan.policy,
+      podKey: podKeyOf(pod),
+      podUid: pod.uid,
+      instance: `${transition.instance.containerId}#${transition.instance.restartCount}`,
+      kind: target.plan.kind,
+      container: target.plan.container,
+      output: transition.output,
+      gracePeriodSeconds: target.plan.probe.terminationGracePeriodSeconds,
+    });
+  }
+
+  #remove(key: string): void {
+    const t = this.#targets.get(key);
+    if (t === undefined) return;
+    this.#targets.delete(key);
+    this.#byPod.get(t.plan.podUid)?.delete(key);
+    this.#d.scheduler.remove(key);
+  }
+
+  #dropPod(uid: string): void {
+    for (const key of this.#byPod.get(uid) ?? []) {
+      this.#targets.delete(key);
+      this.#d.scheduler.remove(key);
+    }
+    this.#byPod.delete(uid);
+    this.#planIssues.delete(uid);
+    this.#d.gates.forget(uid);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * ProbePolicy `.status`, computed from what the controller knows (pure).
+ * Conditions follow metav1.Condition; a condition's lastTransitionTime is
+ * carried over from the stored status while its status does not change, so
+ * an unchanged world yields a byte-identical status and no write.
+ */
+export interface PolicyCondition {
+  readonly type: 'Ready' | 'Degraded' | 'RemediationHalted' | 'Invalid';
+  readonly status: 'True' | 'False';
+  readonly observedGeneration: number;
+  readonly lastTransitionTime: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface PolicyStatus {
+  readonly observedGeneration: number;
+  readonly pods: number;
+  readonly ready: number;
+  readonly failing: number;
+  readonly ungated: number;
+  readonly remediations: number;
+  readonly message: string;
+  readonly conditions: readonly PolicyCondition[];
+}
+
+export interface StatusInput {
+  readonly generation: number;
+  /** `null` when the policy is valid. */
+  readonly invalid: string | null;
+  readonly synced: boolean;
+  readonly pods: number;
+  readonly ready: number;
+  readonly failing: number;
+  readonly ungated: number;
+  /** Targets whose last attempts errored (bad port, no IP, ...). */
+  readonly erroring: number;
+  readonly planIssues: readonly string[];
+  readonly remediations: number;
+  readonly halted: boolean;
+  readonly now: string;
+}
+
+type Draft = Omit<PolicyCondition, 'observedGeneration' | 'lastTransitionTime'>;
+
+function degraded(i: StatusInput): Draft {
+  const parts: string[] = [];
+  if (i.erroring > 0) parts.push(`${i.erroring} probe target(s) error (the attempt is void: check ports and pod IPs)`);
+  if (i.ungated > 0) parts.push(`${i.ungated} selected pod(s) lack the readiness gate and are probed but not gated`);
+  parts.push(...i.planIssues.slice(0, 3));
+  if (parts.length === 0) return { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'All targets probe cleanly' };
+  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : 'ContainerMissing';
+  return { type: 'Degraded', status: 'True', reason, message: parts.join('; ') };
+}
+
+function drafts(i: StatusInput): Draft[] {
+  if (i.invalid !== null) {
+    return [
+      { type: 'Ready', status: 'False', reason: 'InvalidSpec', message: 'The policy is invalid and is not applied' },
+      { type: 'Invalid', status: 'True', reason: 'InvalidSpec', message: i.invalid },
+      { type: 'Degraded', status: 'False', reason: 'InvalidSpec', message: 'Not applied' },
+      { type: 'RemediationHalted', status: 'False', reason: 'InvalidSpec', message: 'Not applied' },
+    ];
+  }
+  return [
+    i.synced
+      ? { type: 'Ready', status: 'True', reason: 'Probing', message: `Probing ${i.pods} pod(s)` }
+      : { type: 'Ready', status: 'False', reason: 'Syncing', message: 'Waiting for the pod cache to sync' },
+    { type: 'Invalid', status: 'False', reason: 'Valid', message: 'The policy is valid' },
+    degraded(i),
+    i.halted
+      ? { type: 'RemediationHalted', status: 'True', reason: 'CorrelatedFailure', message: `${i.failing} of ${i.pods} pods fail at once, above haltAbovePercentFailing: remediation halted` }
+      : { type: 'RemediationHalted', status: 'False', reason: 'WithinBudget', message: 'Remediation is allowed' },
+  ];
+}
+
+function summary(i: StatusInput): string {
+  if (i.invalid !== null) return `Invalid: ${i.invalid}`;
+  if (i.halted) return `Remediation halted: ${i.failing}/${i.pods} pods failing`;
+  const parts = [`${i.ready}/${i.pods} ready`];
+  if (i.failing > 0) parts.push(`${i.failing} failing`);
+  if (i.ungated > 0) parts.push(`${i.ungated} ungated`);
+  if (i.erroring > 0) parts.push(`${i.erroring} erroring`);
+  return parts.join(', ');
+}
+
+export function computeStatus(input: StatusInput, previous: PolicyStatus | undefined): PolicyStatus {
+  const conditions = drafts(input).map((d): PolicyCondition => {
+    const old = previous?.conditions.find((c) => c.type === d.type);
+    const lastTransitionTime = old !== undefined && old.status === d.status ? old.lastTransitionTime : input.now;
+    return { ...d, observedGeneration: input.generation, lastTransitionTime };
+  });
+  return {
+    observedGeneration: input.generation,
+    pods: input.pods,
+    ready: input.ready,
+    failing: input.failing,
+    ungated: input.ungated,
+    remediations: input.remediations,
+    message: summary(input),
+    conditions,
+  };
+}
+
+/** Whether two statuses are the same for writing purposes. */
+export function sameStatus(a: PolicyStatus | undefined, b: PolicyStatus): boolean {
+  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+}

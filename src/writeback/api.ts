@@ -1,0 +1,86 @@
+import type { KubeClient } from '../kube/index.ts';
+import { isKubeError } from '../kube/index.ts';
+import type { GateCondition, PodRef } from './gate-writer.ts';
+
+/**
+ * The API calls of the write-back stage, each with the safety the design
+ * requires: gate patches carry `metadata.uid` (never land on a recreated pod
+ * of the same name) and only the one condition; evictions and deletes carry
+ * `preconditions: {uid, resourceVersion}`.
+ */
+
+const podPath = (pod: PodRef): string => `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`;
+
+/** Strategic-merge patch of one condition on pods/status (merges by `type`). */
+export async function patchGateCondition(client: KubeClient, pod: PodRef, condition: GateCondition): Promise<'ok' | 'gone'> {
+  try {
+    await client.request({
+      method: 'PATCH',
+      path: `${podPath(pod)}/status`,
+      patch: 'strategic',
+      body: { metadata: { uid: pod.uid }, status: { conditions: [condition] } },
+      retry: true,
+    });
+    return 'ok';
+  } catch (err: unknown) {
+    // 404: gone. 409: the uid guard refused (the name now belongs to another pod).
+    if (isKubeError(err, 'NotFound') || isKubeError(err, 'Conflict')) return 'gone';
+    throw err;
+  }
+}
+
+export interface DisruptionTarget extends PodRef {
+  readonly resourceVersion: string;
+}
+
+export type DisruptionResult = 'done' | 'not_found' | 'conflict' | 'pdb_blocked';
+
+export interface DisruptionOptions {
+  readonly gracePeriodSeconds: number;
+  /** Returned by a PDB refusal (429), when the server says when to retry. */
+  readonly onRetryAfter?: (ms: number) => void;
+}
+
+/** POST pods/eviction (honours PodDisruptionBudgets) with uid+resourceVersion preconditions. */
+export async function evictPod(client: KubeClient, pod: DisruptionTarget, options: DisruptionOptions): Promise<DisruptionResult> {
+  return disruption(options, () =>
+    client.request({
+      method: 'POST',
+      path: `${podPath(pod)}/eviction`,
+      body: {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: pod.name, namespace: pod.namespace },
+        deleteOptions: { gracePeriodSeconds: options.gracePeriodSeconds, preconditions: { uid: pod.uid, resourceVersion: pod.resourceVersion } },
+      },
+      retry: false,
+    }),
+  );
+}
+
+/** DELETE the pod with uid+resourceVersion preconditions. */
+export async function deletePod(client: KubeClient, pod: DisruptionTarget, options: DisruptionOptions): Promise<DisruptionResult> {
+  return disruption(options, () =>
+    client.request({
+      method: 'DELETE',
+      path: podPath(pod),
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: options.gracePeriodSeconds, preconditions: { uid: pod.uid, resourceVersion: pod.resourceVersion } },
+      retry: false,
+    }),
+  );
+}
+
+async function disruption(options: DisruptionOptions, call: () => Promise<unknown>): Promise<DisruptionResult> {
+  try {
+    await call();
+    return 'done';
+  } catch (err: unknown) {
+    if (isKubeError(err, 'NotFound')) return 'not_found';
+    if (isKubeError(err, 'Conflict')) return 'conflict';
+    if (isKubeError(err, 'TooManyRequests')) {
+      if (err.retryAfterMs !== undefined) options.onRetryAfter?.(err.retryAfterMs);
+      return 'pdb_blocked';
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * The write-back stage: readiness-gate conditions (version-gated, UID-guarded
+ * strategic merge patches) and remediation (evictions and deletes with
+ * preconditions, under a budget).
+ */
+export { deletePod, evictPod, patchGateCondition } from './api.ts';
+export type { DisruptionOptions, DisruptionResult, DisruptionTarget } from './api.ts';
+export { budgetDecision, failingPercent, isHalted, resolveMaxUnavailable } from './budget.ts';
+export type { BudgetDecision, BudgetPod, BudgetSpec } from './budget.ts';
+export { GateWriter } from './gate-writer.ts';
+export type { GateCondition, GatePatch, GateWriteResult, GateWriterOptions, PodRef } from './gate-writer.ts';
