@@ -12,7 +12,7 @@ import { policyLimits } from './schema.ts';
 
 const containerSchema = withRules(
   str(
-    "Name of the container the probe follows: its start time and restarts, and the ports that named ports are resolved against. Default: the pod's first container (spec.containers[0]).",
+    "Name of the container the probe follows: its start time and restarts, and the ports that named ports are resolved against. Default: the pod's first regular container (spec.containers, not a sidecar).",
     { maxLength: policyLimits.containerNameLength },
   ),
   [{ rule: `self.matches(${celRegex(patterns.dnsLabel)})`, message: messages.container }],
@@ -89,7 +89,7 @@ const remediationSchema = obj(
         'x-kubernetes-int-or-string': true,
         default: policyDefaults.maxUnavailable,
         description:
-          'Most pods of this policy that may be being remediated or not ready at once: a count (0 disables remediation) or a percentage of the selected pods ("25%", rounded down).',
+          'Most pods of this policy that may be being remediated or not ready at once: a count (0 disables remediation) or a percentage of the selected pods ("25%", rounded down, but at least 1 when above 0%).',
       },
       [{ rule: `type(self) == int ? self >= 0 : self.matches(${celRegex(patterns.percent)})`, message: messages.maxUnavailable }],
     ),

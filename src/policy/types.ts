@@ -44,7 +44,7 @@ export interface LabelSelectorRequirement {
 export interface ReadinessSpec {
   /** @default `outprobe.io/<policy name>` */
   readonly conditionType: string;
-  /** `null`: the pod's first container. */
+  /** `null`: the pod's first regular container (not a sidecar). */
   readonly container: string | null;
   readonly probe: ProbeSpec;
 }
