@@ -1,0 +1,94 @@
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+/**
+ * Controller configuration from flags, then `OUTPROBE_*` environment
+ * variables, then defaults; validated with zod so a bad value is a clear
+ * startup error, never a crash later.
+ */
+const options = {
+  kubeconfig: { type: 'string', env: 'KUBECONFIG', help: 'Path to a kubeconfig; default: in-cluster service account, else ~/.kube/config' },
+  namespace: { type: 'string', env: 'OUTPROBE_NAMESPACE', help: 'Watch ProbePolicies and pods in this namespace only (default: all namespaces)' },
+  identity: { type: 'string', env: 'OUTPROBE_IDENTITY', help: 'This replica\'s identity (default: $POD_NAME, else the hostname)' },
+  'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080; port 0 picks a free one)' },
+  'log-level': { type: 'string', env: 'OUTPROBE_LOG_LEVEL', help: 'error | warn | info | debug (default info)' },
+  concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once (default 256)' },
+  'kube-api-qps': { type: 'string', env: 'OUTPROBE_KUBE_API_QPS', help: 'Client-side API rate limit, requests per second (default 50)' },
+  'kube-api-burst': { type: 'string', env: 'OUTPROBE_KUBE_API_BURST', help: 'Client-side API burst (default 100)' },
+  'enable-exec-probes': { type: 'boolean', env: 'OUTPROBE_ENABLE_EXEC_PROBES', help: 'Run exec probes through pods/exec (needs RBAC create on pods/exec; default false)' },
+  'allowed-probe-cidrs': { type: 'string', env: 'OUTPROBE_ALLOWED_PROBE_CIDRS', help: 'Comma-separated CIDRs pod IPs must be in to be probed (default: any pod IP except link-local/multicast)' },
+  'status-interval': { type: 'string', env: 'OUTPROBE_STATUS_INTERVAL', help: 'Seconds between ProbePolicy status refreshes (written only when changed; default 2)' },
+  'kube-probe-version': { type: 'string', env: 'OUTPROBE_KUBE_PROBE_VERSION', help: 'Version in the User-Agent kube-probe/<major>.<minor> (default: the API server\'s)' },
+  help: { type: 'boolean', env: '', help: 'Show this help' },
+} as const;
+
+const intFrom = (min: number) => z.coerce.number().int().min(min);
+
+export const configSchema = z.object({
+  kubeconfig: z.string().min(1).optional(),
+  namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
+  identity: z.string().min(1).max(253),
+  metricsHost: z.string(),
+  metricsPort: intFrom(0).max(65535),
+  logLevel: z.enum(['error', 'warn', 'info', 'debug']),
+  concurrency: intFrom(1).max(100_000),
+  qps: z.coerce.number().positive(),
+  burst: intFrom(1),
+  execEnabled: z.boolean(),
+  allowedCidrs: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'must be a CIDR like 10.0.0.0/8')),
+  statusIntervalMs: z.coerce.number().positive().transform((s) => Math.round(s * 1000)),
+  kubeProbeVersion: z.string().regex(/^\d+\.\d+\+?$/, 'must be <major>.<minor>').optional(),
+});
+export type Config = z.infer<typeof configSchema>;
+
+export type ConfigResult = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly help: boolean; readonly message: string };
+
+export function helpText(): string {
+  const lines = ['Usage: outprobe [flags]', '', 'Runs kubelet-exact pod probes from outside the node (see README).', '', 'Flags (each also read from the environment variable shown):'];
+  for (const [name, o] of Object.entries(options)) lines.push(`  --${name}${o.type === 'string' ? ' <value>' : ''}`.padEnd(34) + `${o.help}${o.env === '' ? '' : ` [$${o.env}]`}`);
+  return lines.join('\n');
+}
+
+/** Parses argv and env into a validated Config. Never throws. */
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ConfigResult {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    const parseOptions = Object.fromEntries(Object.entries(options).map(([k, o]) => [k, { type: o.type }]));
+    values = parseArgs({ args: [...argv], options: parseOptions, strict: true, allowPositionals: false }).values;
+  } catch (err: unknown) {
+    return { ok: false, help: false, message: err instanceof Error ? err.message : String(err) };
+  }
+  if (values['help'] === true) return { ok: false, help: true, message: helpText() };
+  const get = (name: keyof typeof options): string | boolean | undefined => {
+    const envName = options[name].env;
+    const fromEnv = envName === '' ? undefined : env[envName];
+    return values[name] ?? (options[name].type === 'boolean' && fromEnv !== undefined ? fromEnv === 'true' : fromEnv);
+  };
+  const parsed = configSchema.safeParse(rawConfig(get, env));
+  if (!parsed.success) {
+    return { ok: false, help: false, message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n') };
+  }
+  return { ok: true, config: parsed.data };
+}
+
+function rawConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const addr = String(get('metrics-addr') ?? '0.0.0.0:8080');
+  const colon = addr.lastIndexOf(':');
+  const cidrs = get('allowed-probe-cidrs');
+  return {
+    kubeconfig: get('kubeconfig'),
+    namespace: get('namespace'),
+    identity: get('identity') ?? env['POD_NAME'] ?? hostname(),
+    metricsHost: addr.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0',
+    metricsPort: addr.slice(colon + 1),
+    logLevel: get('log-level') ?? 'info',
+    concurrency: get('concurrency') ?? 256,
+    qps: get('kube-api-qps') ?? 50,
+    burst: get('kube-api-burst') ?? 100,
+    execEnabled: get('enable-exec-probes') ?? false,
+    allowedCidrs: typeof cidrs === 'string' && cidrs !== '' ? cidrs.split(',').map((c) => c.trim()) : [],
+    statusIntervalMs: get('status-interval') ?? 2,
+    kubeProbeVersion: get('kube-probe-version'),
+  };
+}
