@@ -15,6 +15,9 @@ export interface Clock {
 /** A source of uniform random numbers in [0, 1). */
 export type Random = () => number;
 
+/** setTimeout's largest delay (about 24.8 days); longer sleeps are chained. */
+const maxTimerMs = 2_147_483_647;
+
 /** The real clock, built once in main and in I/O shells. */
 export const systemClock: Clock = {
   now: () => Date.now(),
@@ -24,15 +27,22 @@ export const systemClock: Clock = {
         reject(signal.reason as Error);
         return;
       }
+      let timer: NodeJS.Timeout | undefined;
       const onAbort = (): void => {
         clearTimeout(timer);
         reject(signal?.reason as Error);
       };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, atMs - Date.now()));
+      const arm = (): void => {
+        const left = atMs - Date.now();
+        if (left <= 0) {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+          return;
+        }
+        timer = setTimeout(arm, Math.min(left, maxTimerMs));
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
+      arm();
     }),
 };
 
