@@ -5,6 +5,8 @@
  */
 export { createHttpProber, maxBodyBytes, maxRedirects, ProbeDispatcher } from './http/index.ts';
 export type { HttpProber, HttpProberOptions } from './http/index.ts';
+export { createGrpcProber, formatGoDuration } from './grpc/index.ts';
+export type { GrpcProber } from './grpc/index.ts';
 export { tcpProbe } from './tcp/index.ts';
 export type { TcpProber } from './tcp/index.ts';
 export { errored, failure, isSuccess, success, warning } from './outcome.ts';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 
 export interface Listening {
   readonly port: number;
-  close(): Promise<void>;
+  readonly close: () => Promise<void>;
 }
 
 const fixtures = new URL('../fixtures/tls/', import.meta.url);
@@ -59,7 +59,7 @@ export interface StalledListener {
   readonly port: number;
   /** Opens connections until the accept queue is full; returns them (destroy them after). */
   fill(): Promise<net.Socket[]>;
-  close(): Promise<void>;
+  readonly close: () => Promise<void>;
 }
 
 /**
