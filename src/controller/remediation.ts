@@ -17,6 +17,12 @@ export interface RemediationRequest {
   readonly output: string;
   /** The probe's terminationGracePeriodSeconds, if set. */
   readonly gracePeriodSeconds: number | null;
+  /**
+   * How long to wait before acting: one period plus the timeout of the
+   * failing probe, so failures of a correlated outage (whose verdicts land up
+   * to a period apart) are all seen before the halt rule is evaluated.
+   */
+  readonly settleMs: number;
 }
 
 export interface RemediatorDeps {
@@ -74,7 +80,7 @@ export class Remediator {
   request(req: RemediationRequest): void {
     const id = `${req.podUid}/${req.instance}`;
     if (this.#done.has(id) || this.#pending.has(req.podUid)) return;
-    this.#pending.set(req.podUid, { req, inFlight: false, notBefore: 0, told: undefined, conflicts: 0 });
+    this.#pending.set(req.podUid, { req, inFlight: false, notBefore: this.#d.clock.now() + req.settleMs, told: undefined, conflicts: 0 });
   }
 
   /** A pod went away: it no longer counts as being remediated. */

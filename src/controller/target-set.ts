@@ -259,6 +259,7 @@ export class TargetSet {
       container: target.plan.container,
       output: transition.output,
       gracePeriodSeconds: target.plan.probe.terminationGracePeriodSeconds,
+      settleMs: (target.plan.probe.periodSeconds + target.plan.probe.timeoutSeconds) * 1000,
     });
   }
 
