@@ -79,9 +79,11 @@ build() {
   tmp=$(mktemp -d "$WORK/.tmp-$name.XXXXXX")
   (cd "$TOOLS/$dir" && "${GO[@]}" build -p 2 -ldflags "-s -w $ldflags" -o "$tmp/" "$@") &
   local pid=$!
+  local n=0
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 30
-    if kill -0 "$pid" 2>/dev/null; then log "$name: still building ($(( $(date +%s) - t0 ))s)"; fi
+    sleep 1
+    n=$((n + 1))
+    if (( n % 30 == 0 )) && kill -0 "$pid" 2>/dev/null; then log "$name: still building ($(( $(date +%s) - t0 ))s)"; fi
   done
   wait "$pid" || { log "$name: FAILED after $(( $(date +%s) - t0 ))s"; rm -rf "$tmp"; exit 1; }
   mv -f "$tmp"/* "$WORK/"
