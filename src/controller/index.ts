@@ -3,3 +3,4 @@ export { Controller } from './controller.ts';
 export type { ControllerOptions } from './controller.ts';
 export type { ControllerEvent, Observer, PolicyRef, RemediationResult } from './events.ts';
 export type { Probers } from './runner.ts';
+export { reporter } from './report.ts';

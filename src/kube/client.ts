@@ -189,6 +189,7 @@ function withQuery(path: string, query: RequestOptions['query']): string {
 /** `/api/v1/namespaces/x/pods/y/status` → `pods/status` (bounded label values for metrics). */
 export function resourceOf(path: string): string {
   const parts = path.split('?')[0]?.split('/').filter((p) => p !== '') ?? [];
+  if (parts[0] !== 'api' && parts[0] !== 'apis') return parts[0] ?? 'unknown';
   const start = parts[0] === 'api' ? 2 : 3;
   const rest = parts.slice(start);
   if (rest[0] === 'namespaces' && rest.length > 2) rest.splice(0, 2);

@@ -1,0 +1,105 @@
+import { probeKindTitle } from '../kernel/index.ts';
+import type { EventRecorder, EventType, InvolvedObject, Logger, Metrics } from '../observability/index.ts';
+import type { ControllerEvent, PolicyRef } from './events.ts';
+
+const podObject = (p: { readonly namespace: string; readonly name: string; readonly uid: string }): InvolvedObject => ({ kind: 'Pod', apiVersion: 'v1', namespace: p.namespace, name: p.name, uid: p.uid });
+const policyObject = (p: PolicyRef): InvolvedObject => ({ kind: 'ProbePolicy', apiVersion: 'outprobe.io/v1alpha1', namespace: p.namespace, name: p.name, uid: p.uid });
+
+/**
+ * Subscribes logs, metrics and Kubernetes Events to the controller's events
+ * (style rule 10). Probe event texts are the kubelet's (`Unhealthy`,
+ * `Readiness probe failed: …`); Observe mode gets the same events, worded as
+ * what would have happened.
+ */
+type Handlers = { readonly [K in ControllerEvent['type']]: (e: Extract<ControllerEvent, { type: K }>) => void };
+type Emit = (obj: InvolvedObject, type: EventType, reason: string, message: string) => void;
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : JSON.stringify(error));
+
+function probeHandler(metrics: Metrics, emit: Emit): Handlers['probe'] {
+  return (e) => {
+    metrics.recordProbe({ policy: e.target.policy, kind: e.target.kind, handler: e.target.probe.handler.type, result: e.outcome.kind, durationSeconds: e.durationMs / 1000 });
+    const title = probeKindTitle(e.target.kind);
+    const pod = podObject(e.pod);
+    if (e.outcome.kind === 'failure') emit(pod, 'Warning', 'Unhealthy', `${title} probe failed: ${e.outcome.output}`);
+    else if (e.outcome.kind === 'warning') emit(pod, 'Warning', 'ProbeWarning', `${title} probe warning: ${e.outcome.output}`);
+    else if (e.outcome.kind === 'errored') emit(pod, 'Warning', 'Unhealthy', `${title} probe errored and resulted in unknown state: ${e.outcome.error}`);
+  };
+}
+
+export function reporter(sinks: { readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder }): (e: ControllerEvent) => void {
+  const { log, metrics, events } = sinks;
+  const emit: Emit = (obj, type, reason, message) => {
+    events.record(obj, type, reason, message);
+  };
+  const ref = (p: { readonly namespace: string; readonly name: string }): string => `${p.namespace}/${p.name}`;
+  const handlers: Handlers = {
+    probe: probeHandler(metrics, emit),
+    transition: (e) => {
+      metrics.recordTransition({ policy: e.target.policy, kind: e.target.kind, to: e.transition.to });
+      log.info('transition', { policy: e.target.policy, pod: ref(e.pod), container: e.target.container, kind: e.target.kind, from: e.transition.from, to: e.transition.to, cause: e.transition.cause });
+    },
+    'gate-write': (e) => {
+      metrics.recordGateWrite(e.result);
+      if (e.result === 'written') emit(podObject(e.pod), 'Normal', 'ReadinessGateChanged', `Set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`);
+      if (e.result === 'failed') log.warn('gate write failed, will retry', { pod: ref(e.pod), error: errorText(e.error) });
+    },
+    'gate-skipped': (e) => {
+      if (e.why === 'observe') emit(podObject(e.pod), 'Normal', 'WouldChangeReadinessGate', `Observe mode: would set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`);
+      else log.debug('pod lacks the readiness gate: probed, not written', { pod: ref(e.pod), conditionType: e.condition.type });
+    },
+    remediation: (e) => {
+      reportRemediation(e, { metrics, log, emit });
+    },
+    halt: (e) => {
+      emit(policyObject(e.policy), e.halted ? 'Warning' : 'Normal', e.halted ? 'RemediationHalted' : 'RemediationResumed', e.message);
+      log.warn(e.message, { policy: ref(e.policy) });
+    },
+    'policy-invalid': (e) => {
+      const message = e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      emit(policyObject(e.policy), 'Warning', 'InvalidPolicy', message);
+      log.warn('invalid ProbePolicy', { policy: ref(e.policy), issues: message });
+    },
+    'policy-valid': (e) => {
+      log.info('ProbePolicy applied', { policy: ref(e.policy) });
+    },
+    'policy-removed': (e) => {
+      metrics.forgetPolicy(ref(e.policy));
+      log.info('ProbePolicy removed', { policy: ref(e.policy) });
+    },
+    'plan-issue': (e) => {
+      log.warn(e.issue.message, { policy: e.issue.policy });
+    },
+    'status-write': (e) => {
+      if (e.result === 'failed') log.warn('status write failed, will retry', { policy: ref(e.policy), error: errorText(e.error) });
+    },
+    reflector: (e) => {
+      if (e.error === undefined) log.debug(`${e.resource} reflector: ${e.detail}`);
+      else log.warn(`${e.resource} reflector: ${e.detail}`, { error: errorText(e.error) });
+    },
+  };
+  return (e) => {
+    (handlers[e.type] as (e: ControllerEvent) => void)(e);
+  };
+}
+
+function reportRemediation(
+  e: Extract<ControllerEvent, { type: 'remediation' }>,
+  sinks: { readonly metrics: Metrics; readonly log: Logger; readonly emit: (obj: InvolvedObject, type: EventType, reason: string, message: string) => void },
+): void {
+  const policy = `${e.policy.namespace}/${e.policy.name}`;
+  sinks.metrics.recordRemediation({ policy, action: e.action, result: e.result });
+  const reasons: Record<typeof e.result, readonly [EventType, string]> = {
+    evicted: ['Normal', 'Remediated'],
+    deleted: ['Normal', 'Remediated'],
+    observe: ['Normal', 'WouldRemediate'],
+    skipped_budget: ['Warning', 'RemediationDeferred'],
+    halted: ['Warning', 'RemediationHalted'],
+    pdb_blocked: ['Warning', 'RemediationBlocked'],
+    conflict: ['Normal', 'RemediationSkipped'],
+    not_found: ['Normal', 'RemediationSkipped'],
+    failed: ['Warning', 'RemediationFailed'],
+  };
+  const [type, reason] = reasons[e.result];
+  sinks.emit(podObject(e.pod), type, reason, e.message);
+  sinks.log.info(e.message, { policy, pod: `${e.pod.namespace}/${e.pod.name}`, result: e.result });
+}

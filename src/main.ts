@@ -1,0 +1,97 @@
+/**
+ * outprobe's entry point: configuration, wiring, signals. Everything with
+ * behaviour lives in the stages; this file only builds the real clock,
+ * clients and sinks and connects them.
+ */
+import { loadConfig } from './config/index.ts';
+import type { Config } from './config/index.ts';
+import { Controller, reporter } from './controller/index.ts';
+import { systemClock, systemRandom } from './kernel/index.ts';
+import { KubeClient, loadConnection } from './kube/index.ts';
+import { EventRecorder, Metrics, createLogger, startObservabilityServer } from './observability/index.ts';
+import type { Logger } from './observability/index.ts';
+import { createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
+
+/** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
+async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger): Promise<string> {
+  if (config.kubeProbeVersion !== undefined) return config.kubeProbeVersion;
+  try {
+    const v = await client.request<{ major?: string; minor?: string }>({ method: 'GET', path: '/version' });
+    return `${v.major ?? '1'}.${(v.minor ?? '0').replace(/\D+$/, '')}`;
+  } catch (err: unknown) {
+    log.warn('could not read the server version; using kube-probe/1.37', { error: String(err) });
+    return '1.37';
+  }
+}
+
+async function main(): Promise<number> {
+  const loaded = loadConfig(process.argv.slice(2), process.env);
+  if (!loaded.ok) {
+    (loaded.help ? process.stdout : process.stderr).write(`${loaded.message}\n`);
+    return loaded.help ? 0 : 2;
+  }
+  const config = loaded.config;
+  const log = createLogger({ level: config.logLevel });
+  const metrics = new Metrics();
+  const client = new KubeClient({
+    connection: loadConnection(config.kubeconfig),
+    clock: systemClock,
+    random: systemRandom,
+    qps: config.qps,
+    burst: config.burst,
+    userAgent: `outprobe/${config.identity}`,
+    onRequest: (r) => metrics.recordApiRequest(r),
+  });
+  const userAgent = `kube-probe/${await kubeProbeVersion(client, config, log)}`;
+  const events = new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: config.identity });
+  const controller = new Controller({
+    client,
+    clock: systemClock,
+    random: systemRandom,
+    observe: reporter({ log, metrics, events }),
+    probers: { httpGet: createHttpProber({ userAgent }), tcpSocket: tcpProbe, grpc: createGrpcProber({ userAgent }) },
+    execEnabled: config.execEnabled,
+    concurrency: config.concurrency,
+    allowedCidrs: config.allowedCidrs,
+    ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
+    statusIntervalMs: config.statusIntervalMs,
+  });
+  const server = await startObservabilityServer({
+    host: config.metricsHost,
+    port: config.metricsPort,
+    metrics,
+    ready: () => (controller.ready ? true : { ok: false, reason: 'caches not synced yet' }),
+  });
+  log.info('outprobe started', { identity: config.identity, namespace: config.namespace ?? '(all)', metricsPort: server.port, userAgent, server: client.connection.server });
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => {
+      log.info(`${sig}: shutting down`);
+      stop.abort();
+    });
+  }
+  const gauges = setInterval(() => {
+    const counts = { readiness: 0, liveness: 0, startup: 0 };
+    for (const t of controller.targets.all()) counts[t.plan.kind]++;
+    metrics.setTargets(counts);
+    metrics.setOwnedTargets(controller.targets.size);
+    const stats = controller.scheduler.stats();
+    metrics.observeSchedulerLag(Math.max(0, stats.lastLagMs) / 1000);
+  }, 5000);
+  await controller.run(stop.signal);
+  clearInterval(gauges);
+  await server.close();
+  await client.close();
+  log.info('outprobe stopped');
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`outprobe: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
