@@ -32,6 +32,21 @@ export interface ControllerOptions {
   readonly owns?: (pod: Pod) => boolean;
   /** May this replica remediate the pod yet (shard handover)? @default always */
   readonly mayRemediate?: (pod: Pod) => boolean;
+  /** Does this replica write this policy's status (one writer per policy)? @default always */
+  readonly writesStatus?: (policyUid: string) => boolean;
+  /**
+   * Turns this replica's own counts into cluster-wide ones (sharding: other
+   * replicas publish theirs). `remediations` are counted since each replica
+   * started; the stored status total is added by the controller. @default identity
+   */
+  readonly aggregate?: (policyKey: string, local: LocalCounts) => LocalCounts;
+}
+
+/** The per-policy numbers only the replica that probes a pod knows. */
+export interface LocalCounts {
+  readonly failing: number;
+  readonly erroring: number;
+  readonly remediations: number;
 }
 
 const policyPath = (ns: string | undefined): string =>
@@ -55,6 +70,7 @@ export class Controller {
   readonly targets: TargetSet;
   readonly #status: StatusWriter;
   #lastStatusAt = 0;
+  readonly #floor = new Map<string, number>();
 
   constructor(options: ControllerOptions) {
     this.#o = options;
@@ -138,9 +154,32 @@ export class Controller {
     if (now - this.#lastStatusAt >= (this.#o.statusIntervalMs ?? 2000)) {
       this.#lastStatusAt = now;
       for (const entry of this.policies.values()) {
-        this.#status.write(entry, this.targets.statusInput(entry, this.pods.synced, this.remediator));
+        if (this.#o.writesStatus?.(entry.uid) === false) continue;
+        const input = this.targets.statusInput(entry, this.pods.synced, this.remediator);
+        const local = { failing: input.failing, erroring: input.erroring, remediations: this.remediator.count(entry.key) };
+        const agg = this.#o.aggregate?.(entry.key, local) ?? local;
+        // Remediations since each replica started, on top of the stored total; never goes down
+        // (a restarted replica's own count starts again from zero).
+        const total = Math.max(this.#floor.get(entry.key) ?? 0, (entry.stored?.remediations ?? 0) + agg.remediations);
+        this.#floor.set(entry.key, total);
+        this.#status.write(entry, { ...input, failing: agg.failing, erroring: agg.erroring, remediations: total });
       }
     }
+  }
+
+  /** Per-policy counts of this replica's own targets (what sharding publishes). */
+  localCounts(): Map<string, LocalCounts> {
+    const out = new Map<string, LocalCounts>();
+    for (const entry of this.policies.values()) {
+      const i = this.targets.statusInput(entry, this.pods.synced, this.remediator);
+      out.set(entry.key, { failing: i.failing, erroring: i.erroring, remediations: this.remediator.count(entry.key) });
+    }
+    return out;
+  }
+
+  /** Re-plans every pod, e.g. after shard membership changed: gained pods get targets, lost ones lose them. */
+  resync(): void {
+    for (const pod of this.pods.store.values()) this.targets.reconcilePod(pod, undefined);
   }
 
   #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: RawObject): void {
