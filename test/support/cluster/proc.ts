@@ -61,12 +61,18 @@ async function waitGone(pids: readonly number[], ms: number): Promise<number[]> 
   return alive;
 }
 
-/** SIGTERM to every PID (in the given order), SIGKILL to those still alive after `graceMs`. */
+/**
+ * Stops the PIDs one at a time in the given order (dependents first: kube-apiserver
+ * hangs in shutdown if etcd goes first): SIGTERM, then SIGKILL after `graceMs`.
+ */
 export async function stopPids(pids: readonly number[], graceMs = 10_000): Promise<void> {
-  for (const pid of pids) signal(pid, 'SIGTERM');
-  const left = await waitGone(pids, graceMs);
-  for (const pid of left) signal(pid, 'SIGKILL');
-  const stuck = await waitGone(left, 5_000);
+  const stuck: number[] = [];
+  for (const pid of pids) {
+    signal(pid, 'SIGTERM');
+    if ((await waitGone([pid], graceMs)).length === 0) continue;
+    signal(pid, 'SIGKILL');
+    stuck.push(...await waitGone([pid], 5_000));
+  }
   if (stuck.length > 0) throw new Error(`processes still alive after SIGKILL: ${stuck.join(', ')}`);
 }
 
