@@ -72,13 +72,25 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const log = (m: string): void => { o.log?.(`[+${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`); };
   const full = o.full ?? false;
   const binaries = findBinaries();
+  const ports = await pickPorts(o); // before any state exists: a busy port leaves nothing behind
   const dir = o.dir ?? mkdtempSync(path.join(os.tmpdir(), 'outprobe-cp-'));
   mkdirSync(path.join(dir, 'pki'), { recursive: true });
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
   const components: Component[] = [];
   const pids = (): number[] => components.map((c) => c.pid);
+  // Not detached: never outlive this process, also when a test runner SIGTERMs it.
   const onExit = (): void => { killNow(pids()); };
-  if (o.detached !== true) process.on('exit', onExit);
+  const onSignal = (sig: NodeJS.Signals): void => {
+    killNow(pids());
+    process.removeListener(sig, onSignal);
+    process.kill(process.pid, sig);
+  };
+  const hooks = o.detached !== true;
+  if (hooks) {
+    process.on('exit', onExit);
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  }
   const record = (): void => {
     writeFileSync(path.join(dir, 'pids.json'), JSON.stringify(components.map(({ name, pid, logFile }) => ({ name, pid, logFile })), null, 2));
   };
@@ -94,12 +106,13 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     await kube?.close();
     await stopPids([...pids()].reverse());
     process.removeListener('exit', onExit);
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
     if (opts.keepDir !== true) rmSync(dir, { recursive: true, force: true });
   };
   try {
     const pki = generatePki(path.join(dir, 'pki'));
     log('certificates generated');
-    const ports = await pickPorts(o);
     const etcd = start('etcd', binaries.etcd, etcdArgs(path.join(dir, 'etcd-data'), ports));
     await waitReady(etcd, () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000);
     log('etcd ready');

@@ -37,14 +37,26 @@ export function startComponent(o: SpawnOptions): Component {
   }
 }
 
-/** True while a process with this PID exists (zombies included). */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True while a process with this PID runs. Zombies count as gone: a detached
+ * component whose parent exited may be left unreaped by the container's PID 1.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !isZombie(pid);
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {
