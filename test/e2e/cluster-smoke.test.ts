@@ -52,6 +52,25 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 90_
   }
 }
 
+/** kwok's stages must leave readiness-gate conditions to outprobe (control-plane.md §5.1). */
+async function checkReadinessGateUntouched(kube: KubeClient): Promise<void> {
+  const gate = 'outprobe.io/web';
+  await kube.create(`/api/v1/namespaces/${NS}/pods`, {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gated', namespace: NS },
+    spec: { readinessGates: [{ conditionType: gate }], containers: [{ name: 'c', image: 'outprobe.invalid/c:1' }] },
+  });
+  type Cond = { type: string; status: string; reason?: string };
+  const conds = await until('gated pod Running', async () => {
+    const p = await kube.get(`/api/v1/namespaces/${NS}/pods/gated`) as { status?: { phase?: string; conditions?: Cond[] } };
+    return p.status?.phase === 'Running' ? p.status.conditions ?? [] : undefined;
+  });
+  assert.equal(conds.find((c) => c.type === gate), undefined, 'no stage writes the gate condition');
+  const ready = conds.find((c) => c.type === 'Ready');
+  assert.equal(ready?.status, 'False');
+  assert.equal(ready.reason, 'ReadinessGatesNotReady');
+  await kube.delete(`/api/v1/namespaces/${NS}/pods/gated`, { gracePeriodSeconds: 0 });
+}
+
 void test('full control plane runs a Deployment of simulated pods with loopback endpoints', async (t) => {
   const cp = await startControlPlane({ full: true, log: (m) => { t.diagnostic(m); } });
   const pids = cp.components.map((c) => c.pid);
@@ -87,6 +106,8 @@ void test('full control plane runs a Deployment of simulated pods with loopback 
       assert.equal(await grpcHealth(ip, 9090), 'NOT_SERVING');
       const other = running[1]!.status!.podIP!;
       assert.equal(await httpStatus(other, 8080), 200, 'other pods stay healthy');
+
+      await checkReadinessGateUntouched(kube);
 
       await kube.delete(`/apis/apps/v1/namespaces/${NS}/deployments/web`, { propagationPolicy: 'Foreground' });
       await until('pods deleted', async () => ((await pods(kube)).length === 0 ? true : undefined));
