@@ -66,7 +66,12 @@ async function up(args: readonly string[]): Promise<number> {
     return 0;
   } catch (err) {
     say(err instanceof Error ? err.message : String(err));
-    say(`start failed; every started process was stopped; logs are kept in ${DIR}/logs (cluster:down removes them)`);
+    if (recorded().length === 0) {
+      rmSync(DIR, { recursive: true, force: true });
+      say('start failed before any process was started');
+    } else {
+      say(`start failed; every started process was stopped; logs are kept in ${DIR}/logs (cluster:down removes them)`);
+    }
     return 1;
   } finally {
     rmSync(path.join(DIR, 'up.pid'), { force: true });

@@ -11,3 +11,12 @@ npm ci --no-audit --no-fund
 
 section "lint, typecheck, unit tests"
 npm test
+
+section "cluster binaries (built from Go modules once, cached outside the repo)"
+bash scripts/build-cluster-bins.sh
+
+section "integration tests (real etcd + kube-apiserver)"
+npm run test:integration
+
+section "e2e tests (full local control plane)"
+npm run test:e2e

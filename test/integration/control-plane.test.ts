@@ -1,0 +1,47 @@
+// The minimal control plane helper: real etcd + kube-apiserver with RBAC and
+// client-certificate auth; several planes one after another; clear errors.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import { test } from 'node:test';
+import { Agent, request } from 'undici';
+import { isAlive, startControlPlane } from '../support/cluster/index.ts';
+
+void test('minimal plane: RBAC on, admin works, anonymous is refused, stop leaves nothing', async () => {
+  for (let round = 0; round < 2; round++) {
+    const cp = await startControlPlane();
+    const pids = cp.components.map((c) => c.pid);
+    try {
+      assert.deepEqual(cp.components.map((c) => c.name), ['etcd', 'kube-apiserver']);
+      const version = await cp.kube.get('/version');
+      assert.equal(version['gitVersion'], 'v1.37.2', 'binaries are version-stamped');
+      await cp.kube.create('/api/v1/namespaces', { metadata: { name: `round-${round}` } });
+      const anon = await request(`${cp.server}/api/v1/namespaces`, { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) });
+      await anon.body.dump();
+      assert.ok(anon.statusCode === 401 || anon.statusCode === 403, `anonymous list got ${anon.statusCode}`);
+      const sar = await cp.kube.create('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { verb: 'delete', resource: 'pods' } },
+      });
+      assert.equal((sar['status'] as { allowed: boolean }).allowed, true, 'admin is system:masters');
+    } finally {
+      await cp.stop();
+    }
+    assert.deepEqual(pids.filter(isAlive), []);
+    assert.equal(existsSync(cp.dir), false);
+  }
+});
+
+void test('a busy apiserver port is reported with the component name and nothing is left running', async () => {
+  const busy = net.createServer();
+  await new Promise<void>((resolve) => { busy.listen(0, '127.0.0.1', resolve); });
+  const port = (busy.address() as net.AddressInfo).port;
+  try {
+    await assert.rejects(startControlPlane({ apiserverPort: port }), (err: Error) => {
+      assert.match(err.message, new RegExp(`kube-apiserver: port 127\\.0\\.0\\.1:${port} is not available`));
+      return true;
+    });
+  } finally {
+    busy.close();
+  }
+});

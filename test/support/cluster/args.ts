@@ -1,0 +1,75 @@
+// Command-line flags for each component (control-plane.md §8).
+import type { Pki } from './certs.ts';
+
+export interface Ports {
+  readonly etcdClient: number;
+  readonly etcdPeer: number;
+  readonly apiserver: number;
+  readonly controllerManager: number;
+  readonly scheduler: number;
+}
+
+export const SERVICE_CIDR = '10.0.0.0/24'; // bookkeeping only: nothing ever sends traffic there
+export const FALLBACK_POD_CIDR = '127.1.255.0/24';
+
+export function etcdArgs(dataDir: string, p: Ports): string[] {
+  const client = `http://127.0.0.1:${p.etcdClient}`;
+  const peer = `http://127.0.0.1:${p.etcdPeer}`;
+  return [
+    `--data-dir=${dataDir}`, '--name=node0',
+    `--listen-client-urls=${client}`, `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=node0=${peer}`, '--initial-cluster-state=new',
+    '--unsafe-no-fsync=true', '--auto-compaction-retention=1', '--quota-backend-bytes=8589934592',
+    '--listen-metrics-urls=', '--log-level=warn',
+  ];
+}
+
+export function apiserverArgs(pki: Pki, p: Ports, full: boolean): string[] {
+  const disabled = full ? 'ServiceAccount' : 'ServiceAccount,TaintNodesByCondition';
+  return [
+    `--etcd-servers=http://127.0.0.1:${p.etcdClient}`,
+    '--bind-address=127.0.0.1', `--secure-port=${p.apiserver}`, '--advertise-address=127.0.0.1',
+    `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.clientCa}`,
+    `--service-account-issuer=https://127.0.0.1:${p.apiserver}/`,
+    `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
+    '--authorization-mode=RBAC', `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--allow-privileged=true', `--disable-admission-plugins=${disabled}`,
+    '--endpoint-reconciler-type=none', '--enable-priority-and-fairness=false',
+    '--max-requests-inflight=0', '--max-mutating-requests-inflight=0',
+    `--cert-dir=${pki.dir}`,
+  ];
+}
+
+const ALLOW_PATHS = '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics';
+
+export function controllerManagerArgs(pki: Pki, kubeconfig: string, p: Ports): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`, '--leader-elect=false',
+    '--bind-address=127.0.0.1', `--secure-port=${p.controllerManager}`, ALLOW_PATHS,
+    `--root-ca-file=${pki.servingCa}`, `--service-account-private-key-file=${pki.saKey}`,
+    `--cluster-signing-cert-file=${pki.clientCa}`,
+    `--cluster-signing-key-file=${pki.clientCaKey}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`, '--allocate-node-cidrs=false',
+    '--kube-api-qps=100', '--kube-api-burst=200', `--cert-dir=${pki.dir}/kcm`,
+  ];
+}
+
+export function schedulerArgs(kubeconfig: string, certDir: string, p: Ports): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`, '--leader-elect=false',
+    '--bind-address=127.0.0.1', `--secure-port=${p.scheduler}`, ALLOW_PATHS, `--cert-dir=${certDir}`,
+    '--kube-api-qps=100', '--kube-api-burst=200',
+  ];
+}
+
+export function kwokArgs(kubeconfig: string, stagesFile: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`, `--config=${stagesFile}`,
+    '--manage-all-nodes=false', '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+    '--node-ip=127.0.0.1', `--cidr=${FALLBACK_POD_CIDR}`, '--node-lease-duration-seconds=40',
+  ];
+}

@@ -1,0 +1,149 @@
+// startControlPlane(): etcd + kube-apiserver (+ kube-controller-manager,
+// kube-scheduler, kwok with fake loopback nodes when `full`), each on free loopback
+// ports with its own log file, in a directory of its own. Used by the tests and by
+// `npm run cluster:up` (scripts/cluster.ts).
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Agent, request } from 'undici';
+import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from './args.ts';
+import type { Ports } from './args.ts';
+import type { Binaries } from './bins.ts';
+import { findBinaries, REPO_ROOT } from './bins.ts';
+import { generatePki } from './certs.ts';
+import { KubeClient } from './kube.ts';
+import { kubeconfigFor, loadCredentials, writeKubeconfig } from './kubeconfig.ts';
+import { createFakeNodes, nodesReady } from './nodes.ts';
+import { assertPortFree, freePort } from './ports.ts';
+import type { Component } from './proc.ts';
+import { killNow, startComponent, stopPids } from './proc.ts';
+import { waitReady } from './wait.ts';
+
+export { KubeClient } from './kube.ts';
+export { isAlive } from './proc.ts';
+export { ComponentError } from './wait.ts';
+
+export interface ControlPlaneOptions {
+  /** Add kube-controller-manager, kube-scheduler and kwok with fake nodes. */
+  readonly full?: boolean;
+  /** State directory (created; must not exist or be empty). Default: a new temp dir. */
+  readonly dir?: string;
+  /** Components outlive this process (CLI). Default false: killed when it exits. */
+  readonly detached?: boolean;
+  /** Fixed kube-apiserver port instead of a free one. */
+  readonly apiserverPort?: number;
+  /** Number of fake nodes in full mode (default 2). */
+  readonly nodes?: number;
+  /** Progress messages. */
+  readonly log?: (msg: string) => void;
+}
+
+export interface ControlPlane {
+  readonly dir: string;
+  readonly server: string;
+  readonly kubeconfigPath: string;
+  readonly kubeconfig: Record<string, unknown>;
+  readonly kube: KubeClient;
+  readonly binaries: Binaries;
+  readonly components: readonly Component[];
+  readonly nodeNames: readonly string[];
+  stop(opts?: { keepDir?: boolean }): Promise<void>;
+}
+
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+async function httpOk(url: string, dispatcher?: Agent): Promise<boolean> {
+  const res = await request(url, dispatcher === undefined ? {} : { dispatcher });
+  const body = await res.body.text();
+  return res.statusCode === 200 && (!url.endsWith('/health') || body.includes('"health":"true"'));
+}
+
+async function pickPorts(o: ControlPlaneOptions): Promise<Ports> {
+  if (o.apiserverPort !== undefined) await assertPortFree('kube-apiserver', o.apiserverPort);
+  return {
+    etcdClient: await freePort(), etcdPeer: await freePort(),
+    apiserver: o.apiserverPort ?? await freePort(),
+    controllerManager: await freePort(), scheduler: await freePort(),
+  };
+}
+
+export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const t0 = Date.now();
+  const log = (m: string): void => { o.log?.(`[+${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`); };
+  const full = o.full ?? false;
+  const binaries = findBinaries();
+  const ports = await pickPorts(o); // before any state exists: a busy port leaves nothing behind
+  const dir = o.dir ?? mkdtempSync(path.join(os.tmpdir(), 'outprobe-cp-'));
+  mkdirSync(path.join(dir, 'pki'), { recursive: true });
+  mkdirSync(path.join(dir, 'logs'), { recursive: true });
+  const components: Component[] = [];
+  const pids = (): number[] => components.map((c) => c.pid);
+  // Not detached: never outlive this process, also when a test runner SIGTERMs it.
+  const onExit = (): void => { killNow(pids()); };
+  const onSignal = (sig: NodeJS.Signals): void => {
+    killNow(pids());
+    process.removeListener(sig, onSignal);
+    process.kill(process.pid, sig);
+  };
+  const hooks = o.detached !== true;
+  if (hooks) {
+    process.on('exit', onExit);
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  }
+  const record = (): void => {
+    writeFileSync(path.join(dir, 'pids.json'), JSON.stringify(components.map(({ name, pid, logFile }) => ({ name, pid, logFile })), null, 2));
+  };
+  const start = (name: string, bin: string, args: string[]): Component => {
+    const c = startComponent({ name, bin, args, logFile: path.join(dir, 'logs', `${name}.log`), detached: o.detached ?? false });
+    components.push(c);
+    record();
+    log(`${name} started (pid ${c.pid})`);
+    return c;
+  };
+  let kube: KubeClient | undefined;
+  const stop = async (opts: { keepDir?: boolean } = {}): Promise<void> => {
+    await kube?.close();
+    await stopPids([...pids()].reverse());
+    process.removeListener('exit', onExit);
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+    if (opts.keepDir !== true) rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const pki = generatePki(path.join(dir, 'pki'));
+    log('certificates generated');
+    const etcd = start('etcd', binaries.etcd, etcdArgs(path.join(dir, 'etcd-data'), ports));
+    await waitReady(etcd, () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000);
+    log('etcd ready');
+    const apiserver = start('kube-apiserver', binaries.kubeApiserver, apiserverArgs(pki, ports, full));
+    const server = `https://127.0.0.1:${ports.apiserver}`;
+    const creds = loadCredentials(server, pki.servingCa, pki.adminCert, pki.adminKey);
+    kube = new KubeClient(creds);
+    const k = kube;
+    await waitReady(apiserver, async () => (await k.call('GET', '/readyz')).status === 200
+      && (await k.call('GET', '/api/v1/namespaces/default')).status === 200, 90_000);
+    log('kube-apiserver ready');
+    const kubeconfigPath = path.join(dir, 'kubeconfig');
+    writeKubeconfig(kubeconfigPath, creds);
+    let nodeNames: string[] = [];
+    if (full) {
+      const kcm = start('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(pki, kubeconfigPath, ports));
+      const sched = start('kube-scheduler', binaries.kubeScheduler, schedulerArgs(kubeconfigPath, path.join(dir, 'pki', 'scheduler'), ports));
+      const stages = path.join(dir, 'kwok-stages.yaml');
+      copyFileSync(path.join(REPO_ROOT, 'test/support/cluster/kwok-stages.yaml'), stages);
+      const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages));
+      nodeNames = await createFakeNodes(k, o.nodes ?? 2);
+      await waitReady(kcm, () => httpOk(`https://127.0.0.1:${ports.controllerManager}/healthz`, insecure), 90_000);
+      log('kube-controller-manager ready');
+      await waitReady(sched, () => httpOk(`https://127.0.0.1:${ports.scheduler}/healthz`, insecure), 90_000);
+      log('kube-scheduler ready');
+      await waitReady(kwok, () => nodesReady(k, nodeNames), 60_000);
+      log(`kwok ready: nodes ${nodeNames.join(', ')} Ready`);
+    }
+    return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries, components, nodeNames, stop };
+  } catch (err) {
+    await stop({ keepDir: true }).catch(() => undefined);
+    throw err;
+  }
+}

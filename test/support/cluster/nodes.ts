@@ -1,0 +1,37 @@
+// Fake nodes managed by kwok, each with a pod CIDR in 127.0.0.0/8 so pods get
+// loopback IPs (127.1.<i>.0/24; 127.0.0.1 stays the control plane's address).
+import type { KubeClient } from './kube.ts';
+
+export function fakeNode(i: number): Record<string, unknown> {
+  const name = `kwok-node-${i}`;
+  const cidr = `127.1.${i}.0/24`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+    },
+    spec: { podCIDR: cidr, podCIDRs: [cidr] },
+  };
+}
+
+export async function createFakeNodes(kube: KubeClient, count: number): Promise<string[]> {
+  const names: string[] = [];
+  for (let i = 0; i < count; i++) {
+    await kube.create('/api/v1/nodes', fakeNode(i));
+    names.push(`kwok-node-${i}`);
+  }
+  return names;
+}
+
+/** True when every named node has condition Ready=True. */
+export async function nodesReady(kube: KubeClient, names: readonly string[]): Promise<boolean> {
+  for (const name of names) {
+    const node = await kube.get(`/api/v1/nodes/${name}`);
+    const conds = ((node['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+    if (!conds.some((c) => c.type === 'Ready' && c.status === 'True')) return false;
+  }
+  return true;
+}
