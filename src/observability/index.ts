@@ -1,0 +1,19 @@
+/**
+ * The observability sink: every stage reports here (style rule 10). JSON
+ * logs, Prometheus metrics, the health/metrics HTTP endpoints and Kubernetes
+ * Events. Domain code sees the small interfaces (Logger, the Metrics
+ * methods, EventRecorder.record), never winston or prom-client.
+ */
+export { boundFields, createLogger, logLevels, silentLogger } from './logger.ts';
+export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.ts';
+export { Metrics } from './metrics.ts';
+export type {
+  EventResultLabel, GateWriteResult, MetricsOptions, ProbeHandlerLabel, ProbeResultLabel,
+  RemediationAction, RemediationResultLabel, TransitionToLabel,
+} from './metrics.ts';
+export { startObservabilityServer } from './server.ts';
+export type { MetricsSource, ObservabilityServer, ObservabilityServerOptions, ReadinessCheck } from './server.ts';
+export { EventRecorder, eventBody, eventName, eventReportingComponent, eventSourceComponent, rfc3339, truncateMessage } from './events.ts';
+export type { EventApi, EventRecorderOptions, EventType, InvolvedObject } from './events.ts';
+export { EventCorrelator, correlationKey, decideEvent, defaultCorrelatorConfig, refill } from './event-correlator.ts';
+export type { Correlation, CorrelatorConfig, EventDecision, SeenEvent, SpamBucket } from './event-correlator.ts';

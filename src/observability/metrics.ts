@@ -1,0 +1,163 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ProbeKind } from '../kernel/index.ts';
+import { probeKinds } from '../kernel/index.ts';
+import type { RequestRecord } from '../kube/index.ts';
+
+/** How one probe attempt ended (the executors' outcome kinds). */
+export type ProbeResultLabel = 'success' | 'warning' | 'failure' | 'errored';
+/** The probe handler, named as in core/v1. */
+export type ProbeHandlerLabel = 'httpGet' | 'tcpSocket' | 'grpc' | 'exec';
+/** The committed value a target moved to (the results stage's values). */
+export type TransitionToLabel = 'unknown' | 'success' | 'failure';
+export type GateWriteResult = 'written' | 'gone' | 'failed';
+export type RemediationAction = 'Evict' | 'Delete';
+export type RemediationResultLabel =
+  | 'evicted' | 'deleted' | 'skipped_budget' | 'halted' | 'conflict' | 'not_found' | 'pdb_blocked' | 'observe' | 'failed';
+/** What became of one `EventRecorder.record()` call. */
+export type EventResultLabel = 'created' | 'bumped' | 'dropped_spam' | 'dropped_queue' | 'failed';
+
+export interface MetricsOptions {
+  /** Also collect prom-client's default process and Node.js metrics into this registry. @default true */
+  readonly defaultMetrics?: boolean;
+}
+
+const prefix = 'outprobe_';
+/** 1 ms to 10 s: a TCP connect on loopback up to a probe's longest sensible timeout. */
+const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Every outprobe metric, in a registry of its own (never prom-client's global
+ * one, so tests and several instances do not collide). Labels are bounded:
+ * `policy` is `<namespace>/<name>`, never a pod. Series that carry a policy
+ * are remembered so `forgetPolicy` can delete them when the policy goes away.
+ */
+export class Metrics {
+  readonly registry: Registry;
+  readonly #probes: Counter<'policy' | 'kind' | 'result'>;
+  readonly #probeDuration: Histogram<'kind' | 'handler'>;
+  readonly #schedulerLag: Histogram;
+  readonly #targets: Gauge<'kind'>;
+  readonly #ownedTargets: Gauge;
+  readonly #unownedPods: Gauge;
+  readonly #shardMembers: Gauge;
+  readonly #apiRequests: Counter<'verb' | 'resource' | 'code'>;
+  readonly #apiDuration: Histogram<'verb' | 'resource'>;
+  readonly #gateWrites: Counter<'result'>;
+  readonly #remediations: Counter<'policy' | 'action' | 'result'>;
+  readonly #transitions: Counter<'policy' | 'kind' | 'to'>;
+  readonly #probeErrors: Gauge<'policy'>;
+  readonly #policies: Gauge<'state'>;
+  readonly #events: Counter<'result'>;
+  /** policy → (series key → remover), for forgetPolicy. */
+  readonly #policySeries = new Map<string, Map<string, () => void>>();
+
+  constructor(options: MetricsOptions = {}) {
+    this.registry = new Registry();
+    const registers = [this.registry];
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.#probes = new Counter({ name: `${prefix}probes_total`, help: 'Probe attempts by policy, probe kind and result.', labelNames: ['policy', 'kind', 'result'], registers });
+    this.#probeDuration = new Histogram({ name: `${prefix}probe_duration_seconds`, help: 'Time one probe attempt took.', labelNames: ['kind', 'handler'], buckets: latencyBuckets, registers });
+    this.#schedulerLag = new Histogram({ name: `${prefix}scheduler_lag_seconds`, help: 'How late a probe started after its due time.', buckets: latencyBuckets, registers });
+    this.#targets = new Gauge({ name: `${prefix}targets`, help: 'Probe targets known to this replica, by probe kind.', labelNames: ['kind'], registers });
+    this.#ownedTargets = new Gauge({ name: `${prefix}owned_targets`, help: 'Probe targets this replica owns and probes.', registers });
+    this.#unownedPods = new Gauge({ name: `${prefix}unowned_pods`, help: 'Selected pods that no live replica owns.', registers });
+    this.#shardMembers = new Gauge({ name: `${prefix}shard_members`, help: 'Live replicas in the shard membership.', registers });
+    this.#apiRequests = new Counter({ name: `${prefix}api_requests_total`, help: 'Kubernetes API requests by verb, resource and HTTP code ("<error>" when no response).', labelNames: ['verb', 'resource', 'code'], registers });
+    this.#apiDuration = new Histogram({ name: `${prefix}api_request_duration_seconds`, help: 'Kubernetes API request latency.', labelNames: ['verb', 'resource'], buckets: latencyBuckets, registers });
+    this.#gateWrites = new Counter({ name: `${prefix}gate_writes_total`, help: 'Readiness-gate condition writes by result.', labelNames: ['result'], registers });
+    this.#remediations = new Counter({ name: `${prefix}remediations_total`, help: 'Liveness remediations by policy, action and result.', labelNames: ['policy', 'action', 'result'], registers });
+    this.#transitions = new Counter({ name: `${prefix}transitions_total`, help: 'Committed result transitions by policy, probe kind and new value.', labelNames: ['policy', 'kind', 'to'], registers });
+    this.#probeErrors = new Gauge({ name: `${prefix}probe_errors`, help: 'Targets of a policy whose last probe attempt errored (not counted as failure).', labelNames: ['policy'], registers });
+    this.#policies = new Gauge({ name: `${prefix}policies`, help: 'ProbePolicies by validity.', labelNames: ['state'], registers });
+    this.#events = new Counter({ name: `${prefix}events_total`, help: 'Kubernetes Events recorded, aggregated into an existing one, dropped or failed.', labelNames: ['result'], registers });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text for a scrape. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  recordProbe(p: { readonly policy: string; readonly kind: ProbeKind; readonly handler: ProbeHandlerLabel; readonly result: ProbeResultLabel; readonly durationSeconds: number }): void {
+    const labels = { policy: p.policy, kind: p.kind, result: p.result };
+    this.#probes.inc(labels);
+    this.#remember(p.policy, 'probes', labels, () => this.#probes.remove(labels));
+    this.#probeDuration.observe({ kind: p.kind, handler: p.handler }, p.durationSeconds);
+  }
+
+  observeSchedulerLag(seconds: number): void {
+    this.#schedulerLag.observe(Math.max(0, seconds));
+  }
+
+  /** Sets the target gauge for every kind; a kind left out is 0. */
+  setTargets(counts: Readonly<Partial<Record<ProbeKind, number>>>): void {
+    for (const kind of probeKinds) this.#targets.set({ kind }, counts[kind] ?? 0);
+  }
+
+  setOwnedTargets(n: number): void {
+    this.#ownedTargets.set(n);
+  }
+
+  setUnownedPods(n: number): void {
+    this.#unownedPods.set(n);
+  }
+
+  setShardMembers(n: number): void {
+    this.#shardMembers.set(n);
+  }
+
+  /** Fits `KubeClientOptions.onRequest`. */
+  recordApiRequest(r: RequestRecord): void {
+    this.#apiRequests.inc({ verb: r.verb, resource: r.resource, code: r.status === 0 ? '<error>' : String(r.status) });
+    this.#apiDuration.observe({ verb: r.verb, resource: r.resource }, Math.max(0, r.durationMs) / 1000);
+  }
+
+  recordGateWrite(result: GateWriteResult): void {
+    this.#gateWrites.inc({ result });
+  }
+
+  recordRemediation(r: { readonly policy: string; readonly action: RemediationAction; readonly result: RemediationResultLabel }): void {
+    const labels = { policy: r.policy, action: r.action === 'Evict' ? 'evict' : 'delete', result: r.result };
+    this.#remediations.inc(labels);
+    this.#remember(r.policy, 'remediations', labels, () => this.#remediations.remove(labels));
+  }
+
+  recordTransition(t: { readonly policy: string; readonly kind: ProbeKind; readonly to: TransitionToLabel }): void {
+    const labels = { policy: t.policy, kind: t.kind, to: t.to };
+    this.#transitions.inc(labels);
+    this.#remember(t.policy, 'transitions', labels, () => this.#transitions.remove(labels));
+  }
+
+  /** Targets of `policy` whose last attempts errored (the kubelet discards those results). */
+  setProbeErrors(policy: string, n: number): void {
+    this.#probeErrors.set({ policy }, n);
+    this.#remember(policy, 'probe_errors', {}, () => this.#probeErrors.remove({ policy }));
+  }
+
+  setPolicies(counts: { readonly valid: number; readonly invalid: number }): void {
+    this.#policies.set({ state: 'valid' }, counts.valid);
+    this.#policies.set({ state: 'invalid' }, counts.invalid);
+  }
+
+  recordEvent(result: EventResultLabel): void {
+    this.#events.inc({ result });
+  }
+
+  /** Deletes every series labelled with `policy` (call when the policy is deleted). */
+  forgetPolicy(policy: string): void {
+    const series = this.#policySeries.get(policy);
+    if (series === undefined) return;
+    for (const remove of series.values()) remove();
+    this.#policySeries.delete(policy);
+  }
+
+  #remember(policy: string, metric: string, labels: Readonly<Record<string, string>>, remove: () => void): void {
+    let series = this.#policySeries.get(policy);
+    if (series === undefined) this.#policySeries.set(policy, (series = new Map<string, () => void>()));
+    const key = `${metric}\u0000${Object.values(labels).join('\u0000')}`;
+    if (!series.has(key)) series.set(key, remove);
+  }
+}

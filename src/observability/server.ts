@@ -1,0 +1,114 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What `/readyz` asks: a bare boolean, or a verdict with the reason shown on 503. */
+export type ReadinessCheck = () => boolean | { readonly ok: boolean; readonly reason: string };
+
+/** The part of `Metrics` the server needs. */
+export interface MetricsSource {
+  readonly contentType: string;
+  text(): Promise<string>;
+}
+
+export interface ObservabilityServerOptions {
+  /** Address to bind, e.g. `0.0.0.0` in a pod, `127.0.0.1` in tests. */
+  readonly host: string;
+  /** TCP port; 0 picks a free one (read it back from the result). */
+  readonly port: number;
+  readonly metrics: MetricsSource;
+  /** Ready once the caches have synced. */
+  readonly ready: ReadinessCheck;
+  /** Liveness of the process itself. @default always live */
+  readonly live?: () => boolean;
+}
+
+export interface ObservabilityServer {
+  /** The bound port (the real one when 0 was asked for). */
+  readonly port: number;
+  /** Stops listening and ends open connections; resolves when the server is closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * `/metrics`, `/healthz` and `/readyz` on plain node:http. The handlers only
+ * read state; a failing check answers 503 (or 500 for a broken scrape) and
+ * never takes the process down.
+ */
+export async function startObservabilityServer(options: ObservabilityServerOptions): Promise<ObservabilityServer> {
+  const server = createServer((req, res) => {
+    handle(options, req, res).catch((err: unknown) => {
+      send(res, 500, `internal error: ${String(err)}\n`);
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    close: () =>
+      (closed ??= new Promise<void>((resolve, reject) => {
+        server.close((err) => {
+          if (err === undefined) resolve();
+          else reject(err);
+        });
+        // The responses are small and synchronous to build, so ending
+        // keep-alive sockets (a scraper's) at once loses nothing.
+        server.closeAllConnections();
+      })),
+  };
+}
+
+async function handle(options: ObservabilityServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0];
+  if (path !== '/metrics' && path !== '/healthz' && path !== '/readyz') {
+    send(res, 404, 'not found\n');
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, HEAD');
+    send(res, 405, 'method not allowed\n');
+    return;
+  }
+  if (path === '/metrics') {
+    send(res, 200, await options.metrics.text(), options.metrics.contentType);
+    return;
+  }
+  const verdict = path === '/healthz' ? liveness(options.live) : readiness(options.ready);
+  send(res, verdict.ok ? 200 : 503, verdict.ok ? 'ok\n' : `${verdict.reason}\n`);
+}
+
+function liveness(live: (() => boolean) | undefined): { ok: boolean; reason: string } {
+  try {
+    const ok = live?.() ?? true;
+    return { ok, reason: ok ? '' : 'not live' };
+  } catch (err: unknown) {
+    return { ok: false, reason: `liveness check failed: ${String(err)}` };
+  }
+}
+
+function readiness(check: ReadinessCheck): { ok: boolean; reason: string } {
+  try {
+    const v = check();
+    if (typeof v === 'boolean') return { ok: v, reason: v ? '' : 'not ready: caches not synced' };
+    return { ok: v.ok, reason: `not ready: ${v.reason}` };
+  } catch (err: unknown) {
+    return { ok: false, reason: `not ready: readiness check failed: ${String(err)}` };
+  }
+}
+
+function send(res: ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Metrics } from '../../../src/observability/index.ts';
+
+function populated(): Metrics {
+  const m = new Metrics({ defaultMetrics: false });
+  m.recordProbe({ policy: 'ns/web', kind: 'readiness', handler: 'httpGet', result: 'failure', durationSeconds: 0.012 });
+  m.recordProbe({ policy: 'ns/api', kind: 'liveness', handler: 'tcpSocket', result: 'success', durationSeconds: 0.002 });
+  m.recordTransition({ policy: 'ns/web', kind: 'readiness', to: 'failure' });
+  m.recordRemediation({ policy: 'ns/web', action: 'Evict', result: 'evicted' });
+  m.setProbeErrors('ns/web', 2);
+  return m;
+}
+
+describe('Metrics', () => {
+  it('exposes every series under the outprobe_ prefix', async () => {
+    const m = populated();
+    m.observeSchedulerLag(0.004);
+    m.setTargets({ readiness: 3, liveness: 1 });
+    m.setOwnedTargets(4);
+    m.setUnownedPods(1);
+    m.setShardMembers(2);
+    m.recordApiRequest({ verb: 'PATCH', resource: 'pods/status', status: 200, durationMs: 15 });
+    m.recordApiRequest({ verb: 'GET', resource: 'pods', status: 0, durationMs: 3 });
+    m.recordGateWrite('written');
+    m.setPolicies({ valid: 2, invalid: 1 });
+    m.recordEvent('dropped_spam');
+    const text = await m.text();
+    for (const line of [
+      'outprobe_probes_total{policy="ns/web",kind="readiness",result="failure"} 1',
+      'outprobe_probe_duration_seconds_bucket{le="0.025",kind="readiness",handler="httpGet"} 1',
+      'outprobe_probe_duration_seconds_bucket{le="0.01",kind="readiness",handler="httpGet"} 0',
+      'outprobe_scheduler_lag_seconds_count 1',
+      'outprobe_targets{kind="readiness"} 3',
+      'outprobe_targets{kind="startup"} 0',
+      'outprobe_owned_targets 4',
+      'outprobe_unowned_pods 1',
+      'outprobe_shard_members 2',
+      'outprobe_api_requests_total{verb="PATCH",resource="pods/status",code="200"} 1',
+      'outprobe_api_requests_total{verb="GET",resource="pods",code="<error>"} 1',
+      'outprobe_api_request_duration_seconds_sum{verb="PATCH",resource="pods/status"} 0.015',
+      'outprobe_gate_writes_total{result="written"} 1',
+      'outprobe_remediations_total{policy="ns/web",action="evict",result="evicted"} 1',
+      'outprobe_transitions_total{policy="ns/web",kind="readiness",to="failure"} 1',
+      'outprobe_probe_errors{policy="ns/web"} 2',
+      'outprobe_policies{state="invalid"} 1',
+      'outprobe_events_total{result="dropped_spam"} 1',
+    ]) assert.ok(text.includes(line), `missing ${line}`);
+  });
+
+  it('forgetPolicy deletes that policy’s series and keeps the others', async () => {
+    const m = populated();
+    m.forgetPolicy('ns/web');
+    const text = await m.text();
+    assert.ok(!text.includes('ns/web'), text);
+    assert.ok(text.includes('outprobe_probes_total{policy="ns/api",kind="liveness",result="success"} 1'));
+    m.forgetPolicy('ns/unknown');
+    m.recordProbe({ policy: 'ns/web', kind: 'readiness', handler: 'grpc', result: 'errored', durationSeconds: 1 });
+    assert.ok((await m.text()).includes('outprobe_probes_total{policy="ns/web",kind="readiness",result="errored"} 1'));
+  });
+
+  it('uses a registry of its own, with the default process metrics in it', async () => {
+    const a = new Metrics();
+    const b = new Metrics();
+    a.recordGateWrite('failed');
+    const [ta, tb] = await Promise.all([a.text(), b.text()]);
+    assert.ok(ta.includes('process_cpu_user_seconds_total'));
+    assert.ok(ta.includes('outprobe_gate_writes_total{result="failed"} 1'));
+    assert.ok(!tb.includes('outprobe_gate_writes_total{result="failed"}'));
+    assert.match(a.contentType, /^text\/plain/);
+  });
+});
