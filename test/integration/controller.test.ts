@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startControlPlane } from '../support/cluster/index.ts';
+import type { ControlPlane } from '../support/cluster/index.ts';
+import { invalidPolicies, unhonourablePolicies } from '../fixtures/policies/invalid.ts';
+import { startController, installCrd } from './support/controller.ts';
+import type { RunningController } from './support/controller.ts';
+import { conditionOf, createFakePod, getPod, mergePatch, restartContainer, waitFor } from './support/fake-kubelet.ts';
+import type { FakePod } from './support/fake-kubelet.ts';
+
+const gate = 'outprobe.io/web';
+const policiesPath = (ns: string): string => `/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`;
+
+function policy(ns: string, name: string, spec: Record<string, unknown>): Record<string, unknown> {
+  return { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: name } }, ...spec } };
+}
+
+const fastHttp = { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1 };
+
+describe('controller against a real kube-apiserver', () => {
+  let cp: ControlPlane;
+  const pods: FakePod[] = [];
+  const running: RunningController[] = [];
+  let nsCount = 0;
+
+  async function namespace(): Promise<string> {
+    const ns = `t${++nsCount}-${Date.now().toString(36)}`;
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    return ns;
+  }
+  async function pod(ns: string, name: string, o: Parameters<typeof createFakePod>[3] = {}): Promise<FakePod> {
+    const p = await createFakePod(cp.kube, ns, name, o);
+    pods.push(p);
+    return p;
+  }
+  function controllerFor(ns: string, o: { readonly execEnabled?: boolean } = {}): RunningController {
+    const c = startController(cp.kubeconfigPath, ns, o);
+    running.push(c);
+    return c;
+  }
+  async function policyStatus(ns: string, name: string): Promise<Record<string, unknown>> {
+    return ((await cp.kube.get(`${policiesPath(ns)}/${name}`))['status'] ?? {}) as Record<string, unknown>;
+  }
+  function statusCondition(status: Record<string, unknown>, type: string): { status: string; message: string } | undefined {
+    return (status['conditions'] as { type: string; status: string; message: string }[] | undefined)?.find((c) => c.type === type);
+  }
+
+  before(async () => {
+    cp = await startControlPlane({ log: () => undefined });
+    await installCrd(cp.kube);
+  });
+  after(async () => {
+    await Promise.all(running.map((c) => c.stop()));
+    await Promise.all(pods.map((p) => p.close()));
+    await cp.stop();
+  });
+
+  it(`the API server rejects each of the ${invalidPolicies.length} invalid policies with a clear message`, async () => {
+    const ns = await namespace();
+    for (const bad of invalidPolicies) {
+      const r = await cp.kube.call('POST', policiesPath(ns), { ...bad.manifest, metadata: { ...bad.manifest.metadata, namespace: ns } });
+      assert.equal(r.status, 422, `${bad.name}: expected 422, got ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+      assert.ok(JSON.stringify(r.body).includes(bad.expectMessage.replace(/"/g, '\\"')), `${bad.name}: ${JSON.stringify(r.body).slice(0, 600)} lacks ${bad.expectMessage}`);
+    }
+  });
+
+  it('marks a policy it cannot honour Invalid (status and event) and keeps serving the others', async () => {
+    const ns = await namespace();
+    const bad = unhonourablePolicies.find((p) => p.expectCode === 'exec_disabled');
+    assert.ok(bad !== undefined);
+    await cp.kube.create(policiesPath(ns), { ...bad.manifest, metadata: { ...bad.manifest.metadata, name: 'needs-exec', namespace: ns } });
+    await cp.kube.create(policiesPath(ns), policy(ns, 'web', { readiness: { conditionType: gate, probe: fastHttp } }));
+    const p = await pod(ns, 'web-0', { labels: { app: 'web' }, gate });
+    const c = controllerFor(ns);
+    const invalid = await waitFor('Invalid condition', async () => {
+      const cond = statusCondition(await policyStatus(ns, 'needs-exec'), 'Invalid');
+      return cond?.status === 'True' ? cond : undefined;
+    });
+    assert.match(invalid.message, /exec/);
+    assert.ok(c.events.some((e) => e.type === 'policy-invalid' && e.policy.name === 'needs-exec'));
+    await waitFor('gate True on the valid policy', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'True');
+  });
+
+  it('readiness: False within period x failureThreshold + 1 s, True again; writes equal transitions', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'web', { readiness: { conditionType: gate, probe: { ...fastHttp, successThreshold: 2 } } }));
+    const p = await pod(ns, 'web-0', { labels: { app: 'web' }, gate });
+    const c = controllerFor(ns);
+    await waitFor('gate True', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'True');
+    p.healthy = false;
+    const t0 = Date.now();
+    const down = await waitFor('gate False', async () => {
+      const cond = conditionOf(await getPod(cp.kube, p), gate);
+      return cond?.status === 'False' ? cond : undefined;
+    }, 10_000, 50);
+    const took = Date.now() - t0;
+    assert.ok(took <= 1000 * 2 + 1000 + 500, `False after ${took} ms`);
+    assert.equal(down.reason, 'ProbeFailed');
+    assert.equal(down.message, 'Readiness probe failed: HTTP probe failed with statuscode: 503');
+    p.healthy = true;
+    await waitFor('gate True again', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'True', 10_000, 50);
+    await new Promise((r) => setTimeout(r, 1500)); // steady state: nothing more is written
+    const transitions = c.events.filter((e) => e.type === 'transition' && e.target.kind === 'readiness');
+    const writes = c.events.filter((e) => e.type === 'gate-write' && e.result === 'written');
+    assert.deepEqual(transitions.map((e) => (e.type === 'transition' ? e.transition.to : '')), ['failure', 'success', 'failure', 'success']);
+    assert.equal(writes.length, transitions.length);
+    const podObj = await getPod(cp.kube, p);
+    assert.equal(conditionOf(podObj, 'Ready')?.status, 'True', 'outprobe never writes Ready');
+  });
+
+  it('liveness failure evicts the pod with uid and resourceVersion preconditions', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'live', { liveness: { action: 'Evict', probe: fastHttp }, remediation: { maxUnavailable: 1, haltAbovePercentFailing: 100 } }));
+    const p = await pod(ns, 'live-0', { labels: { app: 'live' } });
+    const other = await pod(ns, 'live-1', { labels: { app: 'live' } });
+    const c = controllerFor(ns);
+    await waitFor('probed', () => Promise.resolve(p.hits > 0));
+    p.healthy = false;
+    await waitFor('evicted (deletionTimestamp set)', async () => (await getPod(cp.kube, p))?.['metadata'] !== undefined && ((await getPod(cp.kube, p))?.['metadata'] as { deletionTimestamp?: string }).deletionTimestamp !== undefined);
+    const ev = c.events.find((e) => e.type === 'remediation' && e.result === 'evicted');
+    assert.ok(ev !== undefined && ev.type === 'remediation' && ev.pod.uid === p.uid);
+    assert.equal(((await getPod(cp.kube, other))?.['metadata'] as { deletionTimestamp?: string }).deletionTimestamp, undefined);
+  });
+
+  it('a PodDisruptionBudget that forbids the eviction is honoured (429, retried, pod kept)', async () => {
+    const ns = await namespace();
+    const pdb = await cp.kube.create(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`, {
+      apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'strict', namespace: ns }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'pdb' } } },
+    });
+    // Play the disruption controller: the budget allows no disruption now.
+    await mergePatch(cp.kube, `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets/strict/status`, {
+      status: { observedGeneration: (pdb['metadata'] as { generation: number }).generation, disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2 },
+    });
+    await cp.kube.create(policiesPath(ns), policy(ns, 'pdb', { liveness: { probe: fastHttp }, remediation: { haltAbovePercentFailing: 100 } }));
+    const p = await pod(ns, 'pdb-0', { labels: { app: 'pdb' } });
+    await pod(ns, 'pdb-1', { labels: { app: 'pdb' } });
+    const c = controllerFor(ns);
+    p.healthy = false;
+    await waitFor('PDB refusal', () => Promise.resolve(c.events.some((e) => e.type === 'remediation' && e.result === 'pdb_blocked')));
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(((await getPod(cp.kube, p))?.['metadata'] as { deletionTimestamp?: string }).deletionTimestamp, undefined);
+  });
+
+  it('the halt rule holds back remediation when 60% of the pods fail at once', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'halt', { liveness: { action: 'Delete', probe: fastHttp }, remediation: { maxUnavailable: 5, haltAbovePercentFailing: 50 } }));
+    const all = await Promise.all([0, 1, 2, 3, 4].map((i) => pod(ns, `halt-${i}`, { labels: { app: 'halt' } })));
+    const c = controllerFor(ns);
+    await waitFor('probed', () => Promise.resolve(all.every((p) => p.hits > 0)));
+    for (const p of all.slice(0, 3)) p.healthy = false;
+    const halted = await waitFor('RemediationHalted', async () => {
+      const cond = statusCondition(await policyStatus(ns, 'halt'), 'RemediationHalted');
+      return cond?.status === 'True' ? cond : undefined;
+    });
+    assert.match(halted.message, /3 of 5/);
+    await new Promise((r) => setTimeout(r, 1500));
+    for (const p of all) assert.equal(((await getPod(cp.kube, p))?.['metadata'] as { deletionTimestamp?: string }).deletionTimestamp, undefined);
+    assert.ok(!c.events.some((e) => e.type === 'remediation' && (e.result === 'deleted' || e.result === 'evicted')));
+  });
+
+  it('maxUnavailable defers a second remediation while another pod is unavailable', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'budget', { liveness: { action: 'Delete', probe: fastHttp }, remediation: { maxUnavailable: 1, haltAbovePercentFailing: 100 } }));
+    const all = await Promise.all([0, 1, 2, 3].map((i) => pod(ns, `budget-${i}`, { labels: { app: 'budget' } })));
+    const c = controllerFor(ns);
+    await waitFor('probed', () => Promise.resolve(all.every((p) => p.hits > 0)));
+    all[0]!.healthy = false;
+    all[1]!.healthy = false;
+    await waitFor('one deleted', () => Promise.resolve(c.events.filter((e) => e.type === 'remediation' && e.result === 'deleted').length === 1));
+    await waitFor('one deferred', () => Promise.resolve(c.events.some((e) => e.type === 'remediation' && e.result === 'skipped_budget')));
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(c.events.filter((e) => e.type === 'remediation' && e.result === 'deleted').length, 1);
+  });
+
+  it('a recreated pod of the same name is never touched by a stale action', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'same', { liveness: { action: 'Delete', probe: fastHttp }, remediation: { maxUnavailable: 0, haltAbovePercentFailing: 100 } }));
+    const first = await pod(ns, 'same-0', { labels: { app: 'same' } });
+    const c = controllerFor(ns);
+    first.healthy = false;
+    await waitFor('deferred by maxUnavailable 0', () => Promise.resolve(c.events.some((e) => e.type === 'remediation' && e.result === 'skipped_budget')));
+    await cp.kube.must('DELETE', `/api/v1/namespaces/${ns}/pods/same-0`, { gracePeriodSeconds: 0 });
+    await first.close();
+    const second = await pod(ns, 'same-0', { labels: { app: 'same' } });
+    await mergePatch(cp.kube, `${policiesPath(ns)}/same`, { spec: { remediation: { maxUnavailable: 1 } } });
+    await new Promise((r) => setTimeout(r, 2500));
+    const now = await getPod(cp.kube, second);
+    assert.equal((now?.['metadata'] as { uid: string }).uid, second.uid);
+    assert.equal((now?.['metadata'] as { deletionTimestamp?: string }).deletionTimestamp, undefined);
+  });
+
+  it('Observe mode changes nothing on pods and reports what it would do', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'obs', { mode: 'Observe', readiness: { conditionType: gate, probe: fastHttp }, liveness: { probe: fastHttp }, remediation: { haltAbovePercentFailing: 100 } }));
+    const p = await pod(ns, 'obs-0', { labels: { app: 'obs' }, gate });
+    await pod(ns, 'obs-1', { labels: { app: 'obs' }, gate });
+    const before = await getPod(cp.kube, p);
+    const c = controllerFor(ns);
+    await waitFor('probed', () => Promise.resolve(p.hits > 0));
+    p.healthy = false;
+    await waitFor('would-remediate report', () => Promise.resolve(c.events.some((e) => e.type === 'remediation' && e.result === 'observe')));
+    const afterObj = await getPod(cp.kube, p);
+    assert.equal((afterObj?.['metadata'] as { resourceVersion: string }).resourceVersion, (before?.['metadata'] as { resourceVersion: string }).resourceVersion);
+    assert.equal(conditionOf(afterObj, gate), undefined);
+    assert.ok(c.events.some((e) => e.type === 'gate-skipped' && e.why === 'observe'));
+    assert.ok(!c.events.some((e) => e.type === 'gate-write'));
+  });
+
+  it('a restarted controller keeps existing conditions and writes nothing in steady state', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'rs', { readiness: { conditionType: gate, probe: { ...fastHttp, successThreshold: 3 } } }));
+    const p = await pod(ns, 'rs-0', { labels: { app: 'rs' }, gate });
+    const first = controllerFor(ns);
+    await waitFor('gate True', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'True');
+    await first.stop();
+    const rv = ((await getPod(cp.kube, p))?.['metadata'] as { resourceVersion: string }).resourceVersion;
+    const second = controllerFor(ns);
+    await waitFor('probed by the new controller', async () => {
+      const before = p.hits;
+      await new Promise((r) => setTimeout(r, 1200));
+      return p.hits > before;
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(((await getPod(cp.kube, p))?.['metadata'] as { resourceVersion: string }).resourceVersion, rv, 'no write after restart');
+    assert.ok(!second.events.some((e) => e.type === 'gate-write'));
+    // A container restart resets the instance: readiness goes False then True after 3 successes.
+    await restartContainer(cp.kube, p, 1);
+    await waitFor('gate False for the new instance', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'False', 5000, 50);
+    await waitFor('gate True after 3 successes', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'True', 8000, 50);
+  });
+});

@@ -1,0 +1,133 @@
+import http from 'node:http';
+import type { KubeClient } from '../../support/cluster/index.ts';
+
+/**
+ * The test plays the kubelet for pods bound to a node that does not exist:
+ * it creates pods, writes their status (Running, a 127.x pod IP, container
+ * statuses with IDs and start times), restarts containers, and serves each
+ * pod's health endpoint on its loopback IP with health the test flips.
+ */
+export interface FakePodOptions {
+  readonly labels?: Record<string, string>;
+  readonly gate?: string;
+  readonly port?: number;
+  readonly terminationGracePeriodSeconds?: number;
+}
+
+export interface FakePod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly ip: string;
+  healthy: boolean;
+  /** Health requests the pod's server answered. */
+  hits: number;
+  readonly close: () => Promise<void>;
+}
+
+let nextIp = 1;
+
+/** A fresh loopback address per pod: 127.0.<1-254>.<1-254>, never 127.0.0.1. */
+export function allocateIp(): string {
+  const n = nextIp++;
+  return `127.0.${10 + Math.floor(n / 250)}.${(n % 250) + 1}`;
+}
+
+const podsPath = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
+
+/** A JSON merge patch (status subresources included); throws unless 2xx. */
+export async function mergePatch(kube: KubeClient, path: string, body: unknown): Promise<void> {
+  const r = await kube.call('PATCH', path, body, 'application/merge-patch+json');
+  if (r.status < 200 || r.status > 299) throw new Error(`PATCH ${path}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
+}
+
+function statusBody(uid: string, ip: string, restartCount: number, startedAt: string): Record<string, unknown> {
+  return {
+    status: {
+      phase: 'Running',
+      podIP: ip,
+      podIPs: [{ ip }],
+      hostIP: '127.0.0.1',
+      startTime: startedAt,
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'Initialized', status: 'True' },
+        { type: 'ContainersReady', status: 'True' },
+        { type: 'Ready', status: 'True' },
+      ],
+      containerStatuses: [
+        {
+          name: 'web',
+          image: 'example/web:1',
+          imageID: 'example/web@sha256:0',
+          containerID: `containerd://${uid}-${restartCount}`,
+          restartCount,
+          started: true,
+          ready: true,
+          state: { running: { startedAt } },
+        },
+      ],
+    },
+  };
+}
+
+export async function createFakePod(kube: KubeClient, namespace: string, name: string, o: FakePodOptions = {}): Promise<FakePod> {
+  const ip = allocateIp();
+  const port = o.port ?? 8080;
+  const created = await kube.create(podsPath(namespace), {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels: o.labels ?? { app: 'web' } },
+    spec: {
+      nodeName: 'fake-node',
+      terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 30,
+      ...(o.gate === undefined ? {} : { readinessGates: [{ conditionType: o.gate }] }),
+      containers: [{ name: 'web', image: 'example/web:1', ports: [{ name: 'http', containerPort: port }] }],
+    },
+  });
+  const uid = (created['metadata'] as { uid: string }).uid;
+  const pod: FakePod = { namespace, name, uid, ip, healthy: true, hits: 0, close: () => Promise.resolve() };
+  const server = http.createServer((req, res) => {
+    pod.hits++;
+    res.writeHead(pod.healthy ? 200 : 503);
+    res.end(pod.healthy ? 'ok' : 'unhealthy');
+  });
+  await new Promise<void>((resolve) => server.listen(port, ip, resolve));
+  (pod as { close: () => Promise<void> }).close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  await mergePatch(kube, `${podsPath(namespace)}/${name}/status`, statusBody(uid, ip, 0, new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z')));
+  return pod;
+}
+
+/** The kubelet restarted the container: new containerID, restartCount + 1, new startedAt. */
+export async function restartContainer(kube: KubeClient, pod: FakePod, restartCount: number): Promise<void> {
+  await mergePatch(kube, `${podsPath(pod.namespace)}/${pod.name}/status`, statusBody(pod.uid, pod.ip, restartCount, new Date().toISOString().replace(/\.\d+Z$/, 'Z')));
+}
+
+export async function getPod(kube: KubeClient, pod: { namespace: string; name: string }): Promise<Record<string, unknown> | undefined> {
+  const r = await kube.call('GET', `${podsPath(pod.namespace)}/${pod.name}`);
+  return r.status === 200 ? (r.body as Record<string, unknown>) : undefined;
+}
+
+export function conditionOf(podObj: Record<string, unknown> | undefined, type: string): { status: string; reason?: string; message?: string } | undefined {
+  const conditions = ((podObj?.['status'] as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions) ?? [];
+  return conditions.find((c) => c.type === type);
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err: unknown) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
