@@ -1,4 +1,5 @@
-import { Controller } from '../../../src/controller/index.ts';
+import { Controller, reporter } from '../../../src/controller/index.ts';
+import { EventRecorder, Metrics, silentLogger } from '../../../src/observability/index.ts';
 import type { ControllerEvent } from '../../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../../src/kernel/index.ts';
 import { KubeClient, fromKubeconfig } from '../../../src/kube/index.ts';
@@ -9,6 +10,8 @@ import type { KubeClient as TestKube } from '../../support/cluster/index.ts';
 export interface RunningController {
   readonly controller: Controller;
   readonly events: ControllerEvent[];
+  /** The real metrics the reporter feeds. */
+  readonly metrics: Metrics;
   /** Stops it gracefully (in-flight writes settle). */
   readonly stop: () => Promise<void>;
 }
@@ -17,11 +20,17 @@ export interface RunningController {
 export function startController(kubeconfigPath: string, namespace: string, over: { readonly execEnabled?: boolean } = {}): RunningController {
   const client = new KubeClient({ connection: fromKubeconfig(kubeconfigPath), clock: systemClock, random: systemRandom, qps: 200, burst: 400 });
   const events: ControllerEvent[] = [];
+  const metrics = new Metrics({ defaultMetrics: false });
+  // The real reporter too, so Kubernetes Events and metrics are exercised against the API server.
+  const report = reporter({ log: silentLogger, metrics, events: new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: silentLogger, metrics, reportingInstance: 'test' }) });
   const controller = new Controller({
     client,
     clock: systemClock,
     random: systemRandom,
-    observe: (e) => events.push(e),
+    observe: (e) => {
+      events.push(e);
+      report(e);
+    },
     probers: { httpGet: createHttpProber({ userAgent: 'kube-probe/1.37' }), tcpSocket: tcpProbe, grpc: createGrpcProber({ userAgent: 'kube-probe/1.37' }) },
     allowedCidrs: ['127.0.0.0/8'],
     namespace,
@@ -34,6 +43,7 @@ export function startController(kubeconfigPath: string, namespace: string, over:
   return {
     controller,
     events,
+    metrics,
     stop: () =>
       (stopped ??= (async () => {
         abort.abort();
