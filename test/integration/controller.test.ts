@@ -108,10 +108,10 @@ describe('controller against a real kube-apiserver', () => {
     assert.equal(conditionOf(podObj, 'Ready')?.status, 'True', 'outprobe never writes Ready');
     // Kubernetes Events, worded as the kubelet's, aggregated by count.
     const list = (await cp.kube.get(`/api/v1/namespaces/${ns}/events`))['items'] as { reason: string; message: string; count: number; source?: { component?: string } }[];
-    const unhealthy = list.find((e) => e.reason === 'Unhealthy');
-    assert.equal(unhealthy?.message, 'Readiness probe failed: HTTP probe failed with statuscode: 503');
-    assert.ok((unhealthy?.count ?? 0) >= 2, `count ${unhealthy?.count}`);
-    assert.equal(unhealthy?.source?.component, 'outprobe');
+    const unhealthy = list.find((e) => e.reason === 'Unhealthy') ?? { message: '', count: 0, source: {} };
+    assert.equal(unhealthy.message, 'Readiness probe failed: HTTP probe failed with statuscode: 503');
+    assert.ok(unhealthy.count >= 2, `count ${unhealthy.count}`);
+    assert.equal(unhealthy.source?.component, 'outprobe');
     assert.ok(list.some((e) => e.reason === 'ReadinessGateChanged'));
     assert.match(await c.metrics.text(), /outprobe_probes_total\{policy="[^"]+\/web",kind="readiness",result="failure"\} [1-9]/);
   });
