@@ -1,0 +1,107 @@
+/**
+ * Benchmark knobs: `--name=value` flags or `BENCH_NAME` environment
+ * variables (flags win), with the defaults below.
+ */
+
+export interface ProbeBenchOptions {
+  readonly httpProbes: number;
+  readonly tcpProbes: number;
+  readonly grpcProbes: number;
+  /** Probes run before each measured window (not counted). */
+  readonly warmup: number;
+  /** outprobe Scheduler concurrency bound. */
+  readonly concurrency: number;
+  /** Requests to blackbox in flight at once. */
+  readonly blackboxConcurrency: number;
+  /** Scheduler period of every target in the fixed-count runs. */
+  readonly periodMs: number;
+  readonly timeoutMs: number;
+  readonly httpPorts: number;
+  readonly tcpPorts: number;
+  readonly grpcPorts: number;
+  /** Target processes; the ports are split between them. */
+  readonly targetProcs: number;
+  /** Loopback addresses 127.0.0.2 .. 127.0.0.(1+n) the ports are spread over. */
+  readonly ips: number;
+  readonly blackbox: boolean;
+  /** Repeat every phase this many times; figures pool all rounds. */
+  readonly rounds: number;
+}
+
+export interface MemoryBenchOptions {
+  readonly targets: number;
+  readonly periodMs: number;
+  readonly periods: number;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  /** Share of targets per protocol, e.g. "48,48,4" for http,tcp,grpc. */
+  readonly mix: readonly [number, number, number];
+  readonly httpPorts: number;
+  readonly tcpPorts: number;
+  readonly grpcPorts: number;
+  readonly targetProcs: number;
+  readonly ips: number;
+}
+
+function raw(name: string, argv: readonly string[]): string | undefined {
+  const flag = argv.find((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+  if (flag !== undefined) return flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : 'true';
+  return process.env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
+}
+
+function int(name: string, fallback: number, argv: readonly string[]): number {
+  const value = raw(name, argv);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return parsed;
+}
+
+function bool(name: string, fallback: boolean, argv: readonly string[]): boolean {
+  const value = raw(name, argv);
+  if (value === undefined) return fallback;
+  return !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
+}
+
+export function probeBenchOptions(argv: readonly string[]): ProbeBenchOptions {
+  return {
+    httpProbes: int('http', 20_000, argv),
+    tcpProbes: int('tcp', 20_000, argv),
+    grpcProbes: int('grpc', 5_000, argv),
+    warmup: int('warmup', 2_000, argv),
+    concurrency: int('concurrency', 64, argv),
+    blackboxConcurrency: int('blackbox-concurrency', 32, argv),
+    periodMs: int('period-ms', 0, argv),
+    timeoutMs: int('timeout-ms', 1_000, argv),
+    httpPorts: int('http-ports', 500, argv),
+    tcpPorts: int('tcp-ports', 500, argv),
+    grpcPorts: int('grpc-ports', 100, argv),
+    targetProcs: Math.max(1, int('target-procs', 2, argv)),
+    ips: Math.min(250, Math.max(1, int('ips', 10, argv))),
+    blackbox: bool('blackbox', true, argv),
+    rounds: Math.max(1, int('rounds', 1, argv)),
+  };
+}
+
+export function memoryBenchOptions(argv: readonly string[]): MemoryBenchOptions {
+  const mix = (raw('mix', argv) ?? '48,48,4').split(',').map(Number);
+  if (mix.length !== 3 || mix.some((n) => !Number.isFinite(n) || n < 0)) throw new Error('--mix must be three numbers, e.g. 48,48,4');
+  return {
+    targets: int('targets', 50_000, argv),
+    periodMs: int('period-ms', 10_000, argv),
+    periods: Math.max(1, int('periods', 1, argv)),
+    concurrency: int('concurrency', 256, argv),
+    timeoutMs: int('timeout-ms', 1_000, argv),
+    mix: [mix[0]!, mix[1]!, mix[2]!],
+    httpPorts: int('http-ports', 500, argv),
+    tcpPorts: int('tcp-ports', 500, argv),
+    grpcPorts: int('grpc-ports', 100, argv),
+    targetProcs: Math.max(1, int('target-procs', 2, argv)),
+    ips: Math.min(250, Math.max(1, int('ips', 10, argv))),
+  };
+}
+
+/** 127.0.0.2, 127.0.0.3, ...: loopback addresses other tests are unlikely to use. */
+export function loopbackIps(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `127.0.0.${String(i + 2)}`);
+}
