@@ -108,7 +108,7 @@ describe('controller against a real kube-apiserver', () => {
     assert.equal(conditionOf(podObj, 'Ready')?.status, 'True', 'outprobe never writes Ready');
     // Kubernetes Events, worded as the kubelet's, aggregated by count.
     const list = (await cp.kube.get(`/api/v1/namespaces/${ns}/events`))['items'] as { reason: string; message: string; count: number; source?: { component?: string } }[];
-    const unhealthy = list.find((e) => e.reason === 'Unhealthy') ?? { message: '', count: 0, source: {} };
+    const unhealthy = list.find((e) => e.reason === 'Unhealthy') ?? { message: '', count: 0, source: { component: '' } };
     assert.equal(unhealthy.message, 'Readiness probe failed: HTTP probe failed with statuscode: 503');
     assert.ok(unhealthy.count >= 2, `count ${unhealthy.count}`);
     assert.equal(unhealthy.source?.component, 'outprobe');
