@@ -242,6 +242,9 @@ export class TargetSet {
       const type = target.plan.conditionType;
       const condition = type === undefined ? null : gateConditionFor(type, target.plan.container, transition);
       if (condition === null || type === undefined) return;
+      // A missing gate condition already holds the pod not ready: the initial
+      // False is not worth a write (a new pod costs one write, when it turns True).
+      if (transition.cause === 'initial' && gateStatus(pod, type) === undefined) return;
       if (observe || !pod.readinessGates.includes(type)) {
         this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why: observe ? 'observe' : 'ungated' });
         return;

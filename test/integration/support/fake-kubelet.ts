@@ -37,7 +37,16 @@ const podsPath = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
 
 /** A JSON merge patch (status subresources included); throws unless 2xx. */
 export async function mergePatch(kube: KubeClient, path: string, body: unknown): Promise<void> {
-  const r = await kube.call('PATCH', path, body, 'application/merge-patch+json');
+  await patch(kube, path, body, 'application/merge-patch+json');
+}
+
+/** A strategic merge patch, as the kubelet writes pod status: conditions merge by type. */
+export async function strategicPatch(kube: KubeClient, path: string, body: unknown): Promise<void> {
+  await patch(kube, path, body, 'application/strategic-merge-patch+json');
+}
+
+async function patch(kube: KubeClient, path: string, body: unknown, contentType: string): Promise<void> {
+  const r = await kube.call('PATCH', path, body, contentType);
   if (r.status < 200 || r.status > 299) throw new Error(`PATCH ${path}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
 }
 
@@ -98,13 +107,13 @@ export async function createFakePod(kube: KubeClient, namespace: string, name: s
       server.closeAllConnections();
       server.close(() => resolve());
     });
-  await mergePatch(kube, `${podsPath(namespace)}/${name}/status`, statusBody(uid, ip, 0, new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z')));
+  await strategicPatch(kube, `${podsPath(namespace)}/${name}/status`, statusBody(uid, ip, 0, new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z')));
   return pod;
 }
 
 /** The kubelet restarted the container: new containerID, restartCount + 1, new startedAt. */
 export async function restartContainer(kube: KubeClient, pod: FakePod, restartCount: number): Promise<void> {
-  await mergePatch(kube, `${podsPath(pod.namespace)}/${pod.name}/status`, statusBody(pod.uid, pod.ip, restartCount, new Date().toISOString().replace(/\.\d+Z$/, 'Z')));
+  await strategicPatch(kube, `${podsPath(pod.namespace)}/${pod.name}/status`, statusBody(pod.uid, pod.ip, restartCount, new Date().toISOString().replace(/\.\d+Z$/, 'Z')));
 }
 
 export async function getPod(kube: KubeClient, pod: { namespace: string; name: string }): Promise<Record<string, unknown> | undefined> {
