@@ -1,3 +1,3 @@
 export { createGrpcProber } from './prober.ts';
-export type { GrpcProber } from './prober.ts';
+export type { GrpcProber, GrpcProberOptions } from './prober.ts';
 export { formatGoDuration } from './duration.ts';

@@ -1,134 +1,98 @@
-import http2 from 'node:http2';
-import { errored, failure, success } from '../outcome.ts';
+/**
+ * The kubelet's gRPC probe as a hand-rolled unary call over node:http2:
+ * plaintext h2c with prior knowledge, one deadline of `timeoutSeconds` for
+ * the blocking dial and the RPC, `grpc.health.v1.Health/Check`, and the
+ * session closed after every probe. Each probe opens its own connection
+ * and leaves no socket, session or timer behind, whatever the server does.
+ */
+import { systemRandom } from '../../kernel/index.ts';
+import type { Random } from '../../kernel/index.ts';
+import { errored } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
 import type { GrpcProbeRequest } from '../request.ts';
 import { joinHostPort } from '../request.ts';
-import { decodeResponse, encodeRequest, servingStatus } from './codec.ts';
+import { unaryCall } from './call.ts';
+import { encodeGrpcTimeout, encodeRequest } from './codec.ts';
+import { dialBlocking } from './dial.ts';
 import { formatGoDuration } from './duration.ts';
-import { codeForHttpStatus, codeName, grpcCode } from './status-codes.ts';
+import { connectError, connectTimeout, rpcOutcome, rpcTimeout } from './outputs.ts';
+import { interpretResponse } from './response.ts';
 
 export type GrpcProber = (req: GrpcProbeRequest, signal?: AbortSignal) => Promise<Outcome>;
 
-/** Cap on the response body read (a health response is a few bytes). */
-const maxBody = 64 * 1024;
-
-interface Rpc {
-  readonly httpStatus: number;
-  readonly grpcStatus: number | undefined;
-  readonly grpcMessage: string;
-  readonly body: Buffer;
+export interface GrpcProberOptions {
+  /**
+   * The user-agent sent with every call, e.g. `kube-probe/1.37`. Sent as
+   * given: grpc-go would append ` grpc-go/<version>`, which outprobe does
+   * not claim to be.
+   */
+  readonly userAgent: string;
+  /** Jitter source for grpc-go's reconnect backoff. @default Math.random */
+  readonly random?: Random;
 }
 
-/**
- * The kubelet's gRPC probe (pkg/probe/grpc, kubelet-probes.md §6.2) over a
- * hand-rolled unary call on node:http2: plaintext h2c, one deadline of
- * `timeoutSeconds` for connecting and the RPC, `grpc.health.v1.Health/Check`,
- * only SERVING succeeds, the session closed after every probe. Like grpc-go's
- * blocking dial, a connection that cannot be established (refused, reset,
- * not HTTP/2) is reported when the deadline expires, with the timeout text.
- */
-export function createGrpcProber(options: { readonly userAgent: string }): GrpcProber {
-  return (req, signal) => {
-    if (signal?.aborted === true) return Promise.resolve(errored('probe cancelled'));
-    return new Promise<Outcome>((resolve) => {
-      const addr = joinHostPort(req.ip, req.port);
-      const within = formatGoDuration(req.timeoutMs);
-      const deadline = Date.now() + req.timeoutMs;
-      let connected = false;
-      let settled = false;
-      const session = http2.connect(`http://${addr}`, { settings: { enablePush: false } });
-      const finish = (outcome: Outcome): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        session.removeAllListeners();
-        session.on('error', () => undefined);
+const checkPath = '/grpc.health.v1.Health/Check';
+
+/** The outcome for a probe the caller cancelled: void, like any errored attempt. */
+const cancelled = (): Outcome => errored('probe cancelled');
+
+export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
+  const random = options.random ?? systemRandom;
+  return async (req, signal) => {
+    if (signal?.aborted === true) return cancelled();
+    const addr = joinHostPort(req.ip, req.port);
+    const within = formatGoDuration(req.timeoutMs);
+    const deadline = new Deadline(req.timeoutMs, signal);
+    try {
+      let session;
+      try {
+        session = await dialBlocking(addr, deadline.signal, random);
+      } catch (err: unknown) {
+        return connectError(addr, err instanceof Error ? err.message : String(err));
+      }
+      if (session === undefined) return deadline.callerAborted() ? cancelled() : connectTimeout(addr, within);
+      try {
+        const body = encodeRequest(req.service);
+        const timeout = encodeGrpcTimeout(deadline.remainingMs());
+        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent: options.userAgent, timeout, body }, deadline.signal);
+        if (raw === undefined) return deadline.callerAborted() ? cancelled() : rpcTimeout(within);
+        return rpcOutcome(interpretResponse(raw), within);
+      } finally {
         session.destroy();
-        resolve(outcome);
-      };
-      const onAbort = (): void => {
-        finish(errored('probe cancelled'));
-      };
-      const timer = setTimeout(() => {
-        finish(
-          connected
-            ? failure(`timeout: health rpc did not complete within ${within}`)
-            : failure(`timeout: failed to connect service ${JSON.stringify(addr)} within ${within}: context deadline exceeded`),
-        );
-      }, req.timeoutMs);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      // A failed connect is not final for grpc-go's blocking dial: it waits
-      // (retrying with backoff) until the deadline, then reports the timeout.
-      session.on('error', (err: Error) => {
-        if (connected) finish(failure(`error: health rpc probe failed: rpc error: code = Unavailable desc = ${err.message}`));
-      });
-      session.once('remoteSettings', () => {
-        connected = true;
-        call(session, req.service, options.userAgent, Math.max(1, deadline - Date.now())).then(
-          (rpc) => finish(outcomeOf(rpc, within)),
-          (err: unknown) => finish(failure(`error: health rpc probe failed: rpc error: code = Unavailable desc = ${err instanceof Error ? err.message : String(err)}`)),
-        );
-      });
-    });
+      }
+    } finally {
+      deadline.dispose();
+    }
   };
 }
 
-function call(session: http2.ClientHttp2Session, service: string, userAgent: string, remainingMs: number): Promise<Rpc> {
-  return new Promise<Rpc>((resolve, reject) => {
-    const stream = session.request({
-      ':method': 'POST',
-      ':path': '/grpc.health.v1.Health/Check',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-      'user-agent': userAgent,
-      'grpc-timeout': `${remainingMs}m`,
-    });
-    let httpStatus = 0;
-    let grpcStatus: number | undefined;
-    let grpcMessage = '';
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const readStatus = (h: http2.IncomingHttpHeaders): void => {
-      const s = h['grpc-status'];
-      if (s !== undefined) grpcStatus = Number(s);
-      const m = h['grpc-message'];
-      if (typeof m === 'string') grpcMessage = decodeURIComponent(m);
-    };
-    stream.on('response', (headers) => {
-      httpStatus = headers[':status'] ?? 0;
-      readStatus(headers);
-    });
-    stream.on('trailers', readStatus);
-    stream.on('data', (chunk: Buffer) => {
-      if (size < maxBody) chunks.push(chunk);
-      size += chunk.length;
-    });
-    stream.on('error', reject);
-    stream.on('close', () => {
-      if (httpStatus === 0) {
-        reject(new Error(`stream terminated by RST_STREAM with error code: ${stream.rstCode}`));
-        return;
-      }
-      resolve({ httpStatus, grpcStatus, grpcMessage, body: Buffer.concat(chunks) });
-    });
-    stream.end(encodeRequest(service));
-  });
-}
+/** One AbortSignal for "the probe's time is up or the caller gave up", with its timer and listener released on dispose. */
+class Deadline {
+  readonly signal: AbortSignal;
+  readonly #controller = new AbortController();
+  readonly #external: AbortSignal | undefined;
+  readonly #endsAt: number;
+  readonly #timer: NodeJS.Timeout;
+  readonly #onAbort = (): void => this.#controller.abort();
 
-function outcomeOf(rpc: Rpc, within: string): Outcome {
-  let code = rpc.grpcStatus;
-  let message = rpc.grpcMessage;
-  if (code === undefined) {
-    code = rpc.httpStatus === 200 ? grpcCode.internal : codeForHttpStatus(rpc.httpStatus);
-    message = rpc.httpStatus === 200 ? 'server closed the stream without sending trailers' : `unexpected HTTP status code received from server: ${rpc.httpStatus}`;
+  constructor(timeoutMs: number, external: AbortSignal | undefined) {
+    this.signal = this.#controller.signal;
+    this.#external = external;
+    this.#endsAt = performance.now() + timeoutMs;
+    this.#timer = setTimeout(this.#onAbort, timeoutMs);
+    external?.addEventListener('abort', this.#onAbort, { once: true });
   }
-  if (code === grpcCode.unimplemented) return failure(`error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${message}`);
-  if (code === grpcCode.deadlineExceeded) return failure(`timeout: health rpc did not complete within ${within}`);
-  if (code !== grpcCode.ok) return failure(`error: health rpc probe failed: rpc error: code = ${codeName(code)} desc = ${message}`);
-  const decoded = decodeResponse(rpc.body);
-  if ('error' in decoded) return failure(`error: health rpc probe failed: rpc error: code = Internal desc = ${decoded.error}`);
-  if (decoded.status === 1) return success('service healthy');
-  const name = servingStatus[decoded.status] ?? String(decoded.status);
-  return failure(`service unhealthy (responded with ${JSON.stringify(name)})`);
+
+  remainingMs(): number {
+    return Math.max(0, this.#endsAt - performance.now());
+  }
+
+  callerAborted(): boolean {
+    return this.#external?.aborted === true;
+  }
+
+  dispose(): void {
+    clearTimeout(this.#timer);
+    this.#external?.removeEventListener('abort', this.#onAbort);
+  }
 }
