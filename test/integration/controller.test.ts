@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
+import { isAlive } from '../support/cluster/index.ts';
 import { after, before, describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
@@ -49,8 +52,10 @@ describe('controller against a real kube-apiserver', () => {
     cp = await startControlPlane({ log: () => undefined });
     await installCrd(cp.kube);
   });
+  const extraPids: number[] = [];
   after(async () => {
     await Promise.all(running.map((c) => c.stop()));
+    for (const pid of extraPids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     await Promise.all(pods.map((p) => p.close()));
     await cp.stop();
   });
@@ -236,5 +241,34 @@ describe('controller against a real kube-apiserver', () => {
     await restartContainer(cp.kube, p, 1);
     await waitFor('gate False for the new instance', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'False', 5000, 50);
     await waitFor('gate True after 3 successes', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'True', 8000, 50);
+  });
+
+  // Last: it restarts the API server under every other test's feet.
+  it('a kube-apiserver restart loses no transition and flips no condition wrongly', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'api', { readiness: { conditionType: gate, probe: fastHttp } }));
+    const steady = await pod(ns, 'api-0', { labels: { app: 'api' }, gate });
+    const flipped = await pod(ns, 'api-1', { labels: { app: 'api' }, gate });
+    const c = controllerFor(ns);
+    await waitFor('both gated True', async () => conditionOf(await getPod(cp.kube, steady), gate)?.status === 'True' && conditionOf(await getPod(cp.kube, flipped), gate)?.status === 'True');
+    const api = cp.components.find((x) => x.name === 'kube-apiserver');
+    assert.ok(api !== undefined);
+    const argv = readFileSync(`/proc/${api.pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+    process.kill(api.pid, 'SIGKILL'); // a crash: no graceful drain of watches
+    await waitFor('kube-apiserver stopped', () => Promise.resolve(!isAlive(api.pid)), 30_000);
+    // While the API server is down the pod turns unhealthy: the transition must survive.
+    flipped.healthy = false;
+    await waitFor('the controller saw the failure', () => Promise.resolve(c.events.some((e) => e.type === 'transition' && e.pod.name === 'api-1' && e.transition.to === 'failure')), 10_000);
+    await new Promise((r) => setTimeout(r, 2000));
+    const log = openSync(`${cp.dir}/logs/kube-apiserver-restarted.log`, 'a');
+    const restarted = spawn(argv[0] ?? '', argv.slice(1), { stdio: ['ignore', log, log] });
+    extraPids.push(restarted.pid ?? 0);
+    await waitFor('kube-apiserver back', async () => (await cp.kube.call('GET', '/readyz')).status === 200, 60_000, 250);
+    await waitFor('the failure written after the restart', async () => conditionOf(await getPod(cp.kube, flipped), gate)?.status === 'False', 30_000);
+    assert.equal(conditionOf(await getPod(cp.kube, steady), gate)?.status, 'True', 'the healthy pod never flipped');
+    flipped.healthy = true;
+    await waitFor('back to True', async () => conditionOf(await getPod(cp.kube, flipped), gate)?.status === 'True', 15_000);
+    const steadyTransitions = c.events.flatMap((e) => (e.type === 'transition' && e.pod.name === 'api-0' ? [`${e.transition.cause}:${String(e.transition.from)}->${e.transition.to}`] : []));
+    assert.deepEqual(steadyTransitions, ['initial:null->failure', 'probe:failure->success'], 'no flip for the steady pod');
   });
 });
