@@ -36,6 +36,16 @@ function gateStatus(pod: Pod, type: string): string | undefined {
   return pod.conditions.find((c) => c.type === type)?.status;
 }
 
+/**
+ * The kubelet's Ready (kubelet-probes.md §7.2): ContainersReady and every
+ * readiness gate True. Computed here rather than read from `Ready`, which the
+ * kubelet recomputes only on its next sync after a gate changes (#86485).
+ */
+function kubeletReady(pod: Pod): boolean {
+  if (gateStatus(pod, 'Ready') === 'True') return true;
+  return gateStatus(pod, 'ContainersReady') === 'True' && pod.readinessGates.every((g) => gateStatus(pod, g) === 'True');
+}
+
 /** A signature of what, in a container's status, should wake its targets at once. */
 function containerSignature(pod: Pod | undefined, name: string): string {
   const s = pod?.containerStatuses.find((c) => c.name === name);
@@ -122,7 +132,7 @@ export class TargetSet {
       .map((pod) => ({
         uid: pod.uid,
         // A terminating pod is unavailable until it is gone.
-        ready: pod.deletionTimestamp === undefined && gateStatus(pod, 'Ready') === 'True',
+        ready: pod.deletionTimestamp === undefined && kubeletReady(pod),
         failing: this.#failing(policyKey, pod.uid),
         remediating: remediating(pod.uid),
       }));
