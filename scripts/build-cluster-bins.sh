@@ -77,8 +77,9 @@ build() {
   t0=$(date +%s)
   log "$name: building (go build -p 2, nice 19) ..."
   tmp=$(mktemp -d "$WORK/.tmp-$name.XXXXXX")
-  (cd "$TOOLS/$dir" && "${GO[@]}" build -p 2 -ldflags "-s -w $ldflags" -o "$tmp/" "$@") &
+  (cd "$TOOLS/$dir" && exec "${GO[@]}" build -p 2 -ldflags "-s -w $ldflags" -o "$tmp/" "$@") &
   local pid=$!
+  trap 'kill "$pid" 2>/dev/null || true' EXIT # a killed build script takes its go build along
   local n=0
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
@@ -89,6 +90,7 @@ build() {
   mv -f "$tmp"/* "$WORK/"
   rmdir "$tmp"
   touch "$WORK/.done-$name"
+  trap - EXIT
   log "$name: done in $(( $(date +%s) - t0 ))s"
 }
 

@@ -1,7 +1,7 @@
 // `npm run cluster:up [-- --full] [-- --port N]`, `npm run cluster:down`,
 // `npm run cluster:status`: one long-lived local control plane whose state lives in
 // ${OUTPROBE_CLUSTER_DIR:-/tmp/outprobe-cluster} (PIDs, logs, PKI, kubeconfig).
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isAlive, startControlPlane } from '../test/support/cluster/index.ts';
 import { stopPids } from '../test/support/cluster/proc.ts';
@@ -78,6 +78,16 @@ async function up(args: readonly string[]): Promise<number> {
   }
 }
 
+/** Drops the pod-network claim (test/support/cluster/podnet.ts) owned by our etcd. */
+function releasePodNetwork(pids: readonly string[]): void {
+  const dir = process.env['OUTPROBE_PODNET_DIR'] ?? '/tmp/outprobe-podnet';
+  if (!existsSync(dir)) return;
+  for (const f of readdirSync(dir)) {
+    const file = path.join(dir, f);
+    if (pids.includes(readFileSync(file, 'utf8').trim())) rmSync(file, { force: true });
+  }
+}
+
 async function down(): Promise<number> {
   if (!existsSync(DIR)) {
     say(`nothing to stop: ${DIR} does not exist`);
@@ -87,6 +97,7 @@ async function down(): Promise<number> {
   const alive = procs.filter((r) => isAlive(r.pid));
   say(`stopping ${alive.length} process(es): ${alive.map((r) => `${r.name} (pid ${r.pid})`).join(', ') || 'none alive'}`);
   await stopPids(procs.map((r) => r.pid).reverse());
+  releasePodNetwork(procs.map((r) => String(r.pid)));
   rmSync(DIR, { recursive: true, force: true });
   say(`stopped; removed ${DIR}`);
   return 0;

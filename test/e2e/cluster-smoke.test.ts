@@ -82,7 +82,7 @@ void test('full control plane runs a Deployment of simulated pods with loopback 
       await kube.create(`/apis/apps/v1/namespaces/${NS}/deployments`, deployment());
       const running = await until('3 Running pods with 127.x IPs', async () => {
         const ps = await pods(kube);
-        const ok = ps.filter((p) => p.status?.phase === 'Running' && /^127\.1\.\d+\.\d+$/.test(p.status.podIP ?? ''));
+        const ok = ps.filter((p) => p.status?.phase === 'Running' && /^127\.\d+\.\d+\.\d+$/.test(p.status.podIP ?? '') && p.status.podIP !== '127.0.0.1');
         return ok.length === 3 ? ok : undefined;
       });
       for (const p of running) {

@@ -10,7 +10,6 @@ export interface Ports {
 }
 
 export const SERVICE_CIDR = '10.0.0.0/24'; // bookkeeping only: nothing ever sends traffic there
-export const FALLBACK_POD_CIDR = '127.1.255.0/24';
 
 export function etcdArgs(dataDir: string, p: Ports): string[] {
   const client = `http://127.0.0.1:${p.etcdClient}`;
@@ -66,10 +65,10 @@ export function schedulerArgs(kubeconfig: string, certDir: string, p: Ports): st
   ];
 }
 
-export function kwokArgs(kubeconfig: string, stagesFile: string): string[] {
+export function kwokArgs(kubeconfig: string, stagesFile: string, fallbackCidr: string): string[] {
   return [
     `--kubeconfig=${kubeconfig}`, `--config=${stagesFile}`,
     '--manage-all-nodes=false', '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
-    '--node-ip=127.0.0.1', `--cidr=${FALLBACK_POD_CIDR}`, '--node-lease-duration-seconds=40',
+    '--node-ip=127.0.0.1', `--cidr=${fallbackCidr}`, '--node-lease-duration-seconds=40',
   ];
 }

@@ -14,6 +14,7 @@ import { generatePki } from './certs.ts';
 import { KubeClient } from './kube.ts';
 import { kubeconfigFor, loadCredentials, writeKubeconfig } from './kubeconfig.ts';
 import { createFakeNodes, nodesReady } from './nodes.ts';
+import { claimPodNetwork } from './podnet.ts';
 import { assertPortFree, freePort } from './ports.ts';
 import type { Component } from './proc.ts';
 import { killNow, startComponent, stopPids } from './proc.ts';
@@ -47,6 +48,8 @@ export interface ControlPlane {
   readonly binaries: Binaries;
   readonly components: readonly Component[];
   readonly nodeNames: readonly string[];
+  /** Full mode: the plane's own loopback pod network, e.g. 127.42.0.0/16. */
+  readonly podNetwork: string | undefined;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
@@ -73,6 +76,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const full = o.full ?? false;
   const binaries = findBinaries();
   const ports = await pickPorts(o); // before any state exists: a busy port leaves nothing behind
+  const podnet = full ? claimPodNetwork() : undefined;
   const dir = o.dir ?? mkdtempSync(path.join(os.tmpdir(), 'outprobe-cp-'));
   mkdirSync(path.join(dir, 'pki'), { recursive: true });
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
@@ -105,6 +109,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const stop = async (opts: { keepDir?: boolean } = {}): Promise<void> => {
     await kube?.close();
     await stopPids([...pids()].reverse());
+    podnet?.release();
     process.removeListener('exit', onExit);
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
@@ -114,6 +119,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     const pki = generatePki(path.join(dir, 'pki'));
     log('certificates generated');
     const etcd = start('etcd', binaries.etcd, etcdArgs(path.join(dir, 'etcd-data'), ports));
+    podnet?.setOwner(etcd.pid); // etcd runs as long as the plane (and outlives a detaching CLI)
     await waitReady(etcd, () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000);
     log('etcd ready');
     const apiserver = start('kube-apiserver', binaries.kubeApiserver, apiserverArgs(pki, ports, full));
@@ -127,21 +133,22 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     const kubeconfigPath = path.join(dir, 'kubeconfig');
     writeKubeconfig(kubeconfigPath, creds);
     let nodeNames: string[] = [];
-    if (full) {
+    if (podnet !== undefined) {
       const kcm = start('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(pki, kubeconfigPath, ports));
       const sched = start('kube-scheduler', binaries.kubeScheduler, schedulerArgs(kubeconfigPath, path.join(dir, 'pki', 'scheduler'), ports));
       const stages = path.join(dir, 'kwok-stages.yaml');
       copyFileSync(path.join(REPO_ROOT, 'test/support/cluster/kwok-stages.yaml'), stages);
-      const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages));
-      nodeNames = await createFakeNodes(k, o.nodes ?? 2);
+      const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages, podnet.fallbackCidr));
+      nodeNames = await createFakeNodes(k, o.nodes ?? 2, podnet.nodeCidr);
       await waitReady(kcm, () => httpOk(`https://127.0.0.1:${ports.controllerManager}/healthz`, insecure), 90_000);
       log('kube-controller-manager ready');
       await waitReady(sched, () => httpOk(`https://127.0.0.1:${ports.scheduler}/healthz`, insecure), 90_000);
       log('kube-scheduler ready');
       await waitReady(kwok, () => nodesReady(k, nodeNames), 60_000);
-      log(`kwok ready: nodes ${nodeNames.join(', ')} Ready`);
+      log(`kwok ready: nodes ${nodeNames.join(', ')} Ready; pod network 127.${podnet.octet}.0.0/16`);
     }
-    return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries, components, nodeNames, stop };
+    return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries, components, nodeNames,
+      podNetwork: podnet === undefined ? undefined : `127.${podnet.octet}.0.0/16`, stop };
   } catch (err) {
     await stop({ keepDir: true }).catch(() => undefined);
     throw err;

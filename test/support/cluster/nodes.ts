@@ -1,10 +1,9 @@
 // Fake nodes managed by kwok, each with a pod CIDR in 127.0.0.0/8 so pods get
-// loopback IPs (127.1.<i>.0/24; 127.0.0.1 stays the control plane's address).
+// loopback IPs (127.<X>.<i>.0/24 from the plane's pod network, see podnet.ts).
 import type { KubeClient } from './kube.ts';
 
-export function fakeNode(i: number): Record<string, unknown> {
+export function fakeNode(i: number, cidr: string): Record<string, unknown> {
   const name = `kwok-node-${i}`;
-  const cidr = `127.1.${i}.0/24`;
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -17,10 +16,10 @@ export function fakeNode(i: number): Record<string, unknown> {
   };
 }
 
-export async function createFakeNodes(kube: KubeClient, count: number): Promise<string[]> {
+export async function createFakeNodes(kube: KubeClient, count: number, cidr: (i: number) => string): Promise<string[]> {
   const names: string[] = [];
   for (let i = 0; i < count; i++) {
-    await kube.create('/api/v1/nodes', fakeNode(i));
+    await kube.create('/api/v1/nodes', fakeNode(i, cidr(i)));
     names.push(`kwok-node-${i}`);
   }
   return names;

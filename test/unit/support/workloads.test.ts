@@ -30,8 +30,8 @@ void test('podPorts keeps TCP container ports of every container', () => {
 });
 
 void test('fake nodes get loopback pod CIDRs and the kwok annotation', () => {
-  const node = fakeNode(3) as { metadata: { annotations: Record<string, string> }; spec: { podCIDR: string } };
-  assert.equal(node.spec.podCIDR, '127.1.3.0/24');
+  const node = fakeNode(3, '127.9.3.0/24') as { metadata: { annotations: Record<string, string> }; spec: { podCIDR: string } };
+  assert.equal(node.spec.podCIDR, '127.9.3.0/24');
   assert.equal(node.metadata.annotations['kwok.x-k8s.io/node'], 'fake');
 });
 
