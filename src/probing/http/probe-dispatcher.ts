@@ -131,7 +131,6 @@ class Exchange implements Dispatcher.DispatchController {
       ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
       : net.connect({ host, port });
     this.#socket = socket;
-    socket.setNoDelay(true);
     if (https) {
       this.#timer = setTimeout(() => this.fail(new Error('net/http: TLS handshake timeout')), this.#handshakeMs);
     }
