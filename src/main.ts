@@ -6,11 +6,12 @@
 import { loadConfig } from './config/index.ts';
 import type { Config } from './config/index.ts';
 import { Controller, reporter } from './controller/index.ts';
+import type { Probers } from './controller/index.ts';
 import { systemClock, systemRandom } from './kernel/index.ts';
 import { KubeClient, loadConnection } from './kube/index.ts';
 import { EventRecorder, Metrics, createLogger, startObservabilityServer } from './observability/index.ts';
 import type { Logger } from './observability/index.ts';
-import { createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
+import { createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
 
 /** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
 async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger): Promise<string> {
@@ -22,6 +23,12 @@ async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger)
     log.warn('could not read the server version; using kube-probe/1.37', { error: String(err) });
     return '1.37';
   }
+}
+
+/** Exec probes through pods/exec on the API server, with the client's credentials. */
+function execVia(client: KubeClient): NonNullable<Probers['exec']> {
+  const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, token: client.connection.token });
+  return (pod, container, command, timeoutMs, signal) => exec({ namespace: pod.namespace, pod: pod.name, container, command, timeoutMs }, signal);
 }
 
 async function main(): Promise<number> {
@@ -49,7 +56,12 @@ async function main(): Promise<number> {
     clock: systemClock,
     random: systemRandom,
     observe: reporter({ log, metrics, events }),
-    probers: { httpGet: createHttpProber({ userAgent }), tcpSocket: tcpProbe, grpc: createGrpcProber({ userAgent }) },
+    probers: {
+      httpGet: createHttpProber({ userAgent }),
+      tcpSocket: tcpProbe,
+      grpc: createGrpcProber({ userAgent }),
+      ...(config.execEnabled ? { exec: execVia(client) } : {}),
+    },
     execEnabled: config.execEnabled,
     concurrency: config.concurrency,
     allowedCidrs: config.allowedCidrs,

@@ -90,6 +90,11 @@ export class KubeClient {
     await this.#agent.close();
   }
 
+  /** The connection pool carrying this client's TLS material (for the exec WebSocket). */
+  get dispatcher(): Dispatcher {
+    return this.#agent;
+  }
+
   /** A JSON call; throws KubeApiError on failure. */
   async request<T = unknown>(options: RequestOptions): Promise<T> {
     const retry = options.retry ?? options.method === 'GET';

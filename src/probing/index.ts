@@ -7,6 +7,8 @@ export { createHttpProber, maxBodyBytes, maxRedirects, ProbeDispatcher } from '.
 export type { HttpProber, HttpProberOptions } from './http/index.ts';
 export { createGrpcProber, formatGoDuration } from './grpc/index.ts';
 export type { GrpcProber } from './grpc/index.ts';
+export { createExecProber, maxExecOutput } from './exec/index.ts';
+export type { ExecProber, ExecProberOptions, ExecTarget } from './exec/index.ts';
 export { tcpProbe } from './tcp/index.ts';
 export type { TcpProber } from './tcp/index.ts';
 export { errored, failure, isSuccess, success, warning } from './outcome.ts';

@@ -1,0 +1,109 @@
+import { WebSocket } from 'undici';
+import type { Dispatcher } from 'undici';
+import { errored, failure, success } from '../outcome.ts';
+import type { Outcome } from '../outcome.ts';
+
+/** The kubelet caps exec probe output (stdout and stderr together) at 10 KiB. */
+export const maxExecOutput = 10 * 1024;
+
+export interface ExecTarget {
+  readonly namespace: string;
+  readonly pod: string;
+  readonly container: string;
+  readonly command: readonly string[];
+  readonly timeoutMs: number;
+}
+
+export type ExecProber = (target: ExecTarget, signal?: AbortSignal) => Promise<Outcome>;
+
+export interface ExecProberOptions {
+  /** API server base URL, e.g. `https://10.0.0.1:443`. */
+  readonly server: string;
+  /** Carries the client's TLS material (CA, client certificate). */
+  readonly dispatcher: Dispatcher;
+  /** Bearer token, read per call (rotated service-account tokens). */
+  readonly token?: (() => string | undefined) | undefined;
+}
+
+/** Channel-protocol subprotocols, newest first (v5 adds a close channel). */
+const protocols = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
+
+interface ExecStatus {
+  readonly status?: string;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+/**
+ * Exec probes through the API server's `pods/exec` (WebSocket channel
+ * protocol), with the kubelet's semantics (kubelet-probes.md §6.3): exit 0 is
+ * Success, a non-zero exit is Failure, stdout and stderr combined are capped
+ * at 10 KiB and become the output; a timeout is Failure (ExecProbeTimeout);
+ * anything else (forbidden, pod gone, stream broken) is a prober error.
+ * Opt-in: the controller needs RBAC `create` on `pods/exec`.
+ */
+export function createExecProber(options: ExecProberOptions): ExecProber {
+  return (target, signal) =>
+    new Promise<Outcome>((resolve) => {
+      if (signal?.aborted === true) {
+        resolve(errored('probe cancelled'));
+        return;
+      }
+      const query = new URLSearchParams({ container: target.container, stdout: 'true', stderr: 'true' });
+      for (const part of target.command) query.append('command', part);
+      const url = `${options.server.replace(/^http/, 'ws')}/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.pod)}/exec?${query.toString()}`;
+      const token = options.token?.();
+      const ws = new WebSocket(url, { protocols, dispatcher: options.dispatcher, ...(token === undefined || token === '' ? {} : { headers: { authorization: `Bearer ${token}` } }) });
+      ws.binaryType = 'arraybuffer';
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let status: ExecStatus | undefined;
+      let settled = false;
+      const finish = (outcome: Outcome): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        try {
+          ws.close();
+        } catch {
+          // already closing
+        }
+        resolve(outcome);
+      };
+      const onAbort = (): void => {
+        finish(errored('probe cancelled'));
+      };
+      const timer = setTimeout(() => {
+        finish(failure(`command ${JSON.stringify(target.command.join(' '))} timed out`));
+      }, target.timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      ws.addEventListener('message', (ev) => {
+        const data = Buffer.from(ev.data as ArrayBuffer);
+        const channel = data[0];
+        const payload = data.subarray(1);
+        if ((channel === 1 || channel === 2) && size < maxExecOutput) {
+          const part = payload.subarray(0, maxExecOutput - size);
+          chunks.push(part);
+          size += part.length;
+        } else if (channel === 3 && payload.length > 0) {
+          try {
+            status = JSON.parse(payload.toString('utf8')) as ExecStatus;
+          } catch {
+            status = { status: 'Failure', reason: 'InternalError', message: payload.toString('utf8') };
+          }
+        }
+      });
+      ws.addEventListener('close', () => {
+        const output = Buffer.concat(chunks, size).toString('utf8');
+        if (status === undefined) finish(errored('exec stream closed without a status'));
+        else if (status.status === 'Success') finish(success(output));
+        else if (status.reason === 'NonZeroExitCode') finish(failure(output));
+        else finish(errored(status.message ?? 'exec failed'));
+      });
+      ws.addEventListener('error', (ev) => {
+        const err = (ev as unknown as { error?: unknown }).error;
+        finish(errored(`exec: ${err instanceof Error ? err.message : 'WebSocket error'}`));
+      });
+    });
+}

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Agent } from 'undici';
+import { WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
+import { createExecProber, maxExecOutput } from '../../../src/probing/exec/index.ts';
+
+/**
+ * A loopback WebSocket server speaking the pods/exec channel protocol the way
+ * the API server relays it (channel byte, then data; metav1.Status on 3).
+ * The scenario is picked by the first command word.
+ */
+function serve(ws: WebSocket, req: IncomingMessage): void {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const command = url.searchParams.getAll('command');
+  const send = (channel: number, text: string | Buffer): void => {
+    ws.send(Buffer.concat([Buffer.from([channel]), Buffer.isBuffer(text) ? text : Buffer.from(text)]));
+  };
+  switch (command[0]) {
+    case 'ok':
+      send(1, `container=${url.searchParams.get('container') ?? ''} auth=${req.headers.authorization ?? ''} proto=${ws.protocol} args=${command.slice(1).join(',')}`);
+      send(3, JSON.stringify({ metadata: {}, status: 'Success' }));
+      ws.close();
+      return;
+    case 'fail':
+      send(1, 'out ');
+      send(2, 'err');
+      send(3, JSON.stringify({ status: 'Failure', reason: 'NonZeroExitCode', message: 'command terminated with non-zero exit code: error executing command [fail], exit code 3', details: { causes: [{ reason: 'ExitCode', message: '3' }] } }));
+      ws.close();
+      return;
+    case 'big':
+      send(1, Buffer.alloc(8000, 0x61));
+      send(2, Buffer.alloc(8000, 0x62));
+      send(3, JSON.stringify({ status: 'Success' }));
+      ws.close();
+      return;
+    case 'hang':
+      return;
+    case 'nostatus':
+      ws.close();
+      return;
+    default:
+      send(3, JSON.stringify({ status: 'Failure', reason: 'InternalError', message: 'container not found ("nope")' }));
+      ws.close();
+  }
+}
+
+describe('exec probe over the pods/exec WebSocket protocol', () => {
+  let wss: WebSocketServer;
+  let server: string;
+  const dispatcher = new Agent();
+  before(async () => {
+    wss = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
+    wss.on('connection', serve);
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    server = `http://127.0.0.1:${(wss.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    for (const c of wss.clients) c.terminate();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    await dispatcher.close();
+  });
+  const probe = (command: string[], timeoutMs = 1000): ReturnType<ReturnType<typeof createExecProber>> =>
+    createExecProber({ server, dispatcher, token: () => 'secret' })({ namespace: 'ns', pod: 'p', container: 'web', command, timeoutMs });
+
+  it('exit 0 is success with the output; the request names container, command, token and subprotocol', async () => {
+    assert.deepEqual(await probe(['ok', 'a b', 'c']), { kind: 'success', output: 'container=web auth=Bearer secret proto=v5.channel.k8s.io args=a b,c' });
+  });
+  it('a non-zero exit is a failure whose output is stdout and stderr', async () => {
+    assert.deepEqual(await probe(['fail']), { kind: 'failure', output: 'out err' });
+  });
+  it('caps combined output at 10 KiB', async () => {
+    const o = await probe(['big']);
+    assert.equal(o.kind, 'success');
+    assert.equal('output' in o ? Buffer.byteLength(o.output) : 0, maxExecOutput);
+  });
+  it('a timeout is a failure (ExecProbeTimeout)', async () => {
+    assert.deepEqual(await probe(['hang', 'x'], 200), { kind: 'failure', output: 'command "hang x" timed out' });
+  });
+  it('a runtime error or a stream without status is a prober error', async () => {
+    assert.deepEqual(await probe(['nope']), { kind: 'errored', error: 'container not found ("nope")' });
+    assert.deepEqual(await probe(['nostatus']), { kind: 'errored', error: 'exec stream closed without a status' });
+  });
+  it('an unreachable API server is a prober error', async () => {
+    const o = await createExecProber({ server: 'http://127.0.0.1:1', dispatcher })({ namespace: 'ns', pod: 'p', container: 'c', command: ['ok'], timeoutMs: 1000 });
+    assert.equal(o.kind, 'errored');
+  });
+});
