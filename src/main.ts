@@ -12,6 +12,7 @@ import { KubeClient, loadConnection } from './kube/index.ts';
 import { EventRecorder, Metrics, createLogger, startObservabilityServer } from './observability/index.ts';
 import type { Logger } from './observability/index.ts';
 import { createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
+import { ShardMembership, shardReporter } from './sharding/index.ts';
 
 /** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
 async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger): Promise<string> {
@@ -51,6 +52,18 @@ async function main(): Promise<number> {
   });
   const userAgent = `kube-probe/${await kubeProbeVersion(client, config, log)}`;
   const events = new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: config.identity });
+  const sharding = config.sharding
+    ? new ShardMembership({
+        client,
+        clock: systemClock,
+        random: systemRandom,
+        namespace: config.leaseNamespace ?? client.connection.namespace,
+        identity: config.identity,
+        leaseDurationMs: config.leaseDurationMs,
+        renewIntervalMs: config.leaseRenewIntervalMs,
+        observe: shardReporter({ log, metrics }),
+      })
+    : undefined;
   const controller = new Controller({
     client,
     clock: systemClock,
@@ -67,6 +80,14 @@ async function main(): Promise<number> {
     allowedCidrs: config.allowedCidrs,
     ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
     statusIntervalMs: config.statusIntervalMs,
+    ...(sharding === undefined
+      ? {}
+      : {
+          owns: (pod) => sharding.owns(pod),
+          mayRemediate: (pod) => sharding.mayRemediate(pod),
+          writesStatus: (uid) => sharding.writesStatus(uid),
+          aggregate: (key, local) => sharding.aggregate(key, local),
+        }),
   });
   const server = await startObservabilityServer({
     host: config.metricsHost,
@@ -74,7 +95,14 @@ async function main(): Promise<number> {
     metrics,
     ready: () => (controller.ready ? true : { ok: false, reason: 'caches not synced yet' }),
   });
-  log.info('outprobe started', { identity: config.identity, namespace: config.namespace ?? '(all)', metricsPort: server.port, userAgent, server: client.connection.server });
+  log.info('outprobe started', {
+    identity: config.identity,
+    namespace: config.namespace ?? '(all)',
+    metricsPort: server.port,
+    userAgent,
+    server: client.connection.server,
+    sharding: sharding === undefined ? 'off' : `Leases in ${config.leaseNamespace ?? client.connection.namespace}`,
+  });
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
@@ -87,10 +115,27 @@ async function main(): Promise<number> {
     for (const t of controller.targets.all()) counts[t.plan.kind]++;
     metrics.setTargets(counts);
     metrics.setOwnedTargets(controller.targets.size);
+    if (sharding !== undefined) {
+      metrics.setShardMembers(sharding.members?.length ?? 0);
+      metrics.setUnownedPods(sharding.unownedPods());
+    }
     const stats = controller.scheduler.stats();
     metrics.observeSchedulerLag(Math.max(0, stats.lastLagMs) / 1000);
   }, 5000);
+  // Sharding joins once the controller's caches are synced and releases its Lease on stop.
+  const shardDone = sharding?.run(stop.signal, {
+    get ready() {
+      return controller.ready;
+    },
+    pods: () => controller.pods.store.values(),
+    localCounts: () => controller.localCounts(),
+    resync: () => {
+      controller.resync();
+      metrics.setOwnedTargets(controller.targets.size);
+    },
+  });
   await controller.run(stop.signal);
+  await shardDone;
   clearInterval(gauges);
   await server.close();
   await client.close();

@@ -20,6 +20,10 @@ const options = {
   'allowed-probe-cidrs': { type: 'string', env: 'OUTPROBE_ALLOWED_PROBE_CIDRS', help: 'Comma-separated CIDRs pod IPs must be in to be probed (default: any pod IP except link-local/multicast)' },
   'status-interval': { type: 'string', env: 'OUTPROBE_STATUS_INTERVAL', help: 'Seconds between ProbePolicy status refreshes (written only when changed; default 2)' },
   'kube-probe-version': { type: 'string', env: 'OUTPROBE_KUBE_PROBE_VERSION', help: 'Version in the User-Agent kube-probe/<major>.<minor> (default: the API server\'s)' },
+  sharding: { type: 'string', env: 'OUTPROBE_SHARDING', help: 'true | false: split pods across replicas by pod UID with one Lease per replica (default true)' },
+  'lease-namespace': { type: 'string', env: 'OUTPROBE_LEASE_NAMESPACE', help: 'Namespace of the shard Leases (default: $POD_NAMESPACE, else the kubeconfig\'s or in-cluster namespace)' },
+  'lease-duration': { type: 'string', env: 'OUTPROBE_LEASE_DURATION', help: 'Seconds a replica\'s shard Lease lives without renewal (default 15)' },
+  'lease-renew-interval': { type: 'string', env: 'OUTPROBE_LEASE_RENEW_INTERVAL', help: 'Seconds between shard Lease renewals (default 5; must be below the duration)' },
   help: { type: 'boolean', env: '', help: 'Show this help' },
 } as const;
 
@@ -39,7 +43,11 @@ export const configSchema = z.object({
   allowedCidrs: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'must be a CIDR like 10.0.0.0/8')),
   statusIntervalMs: z.coerce.number().positive().transform((s) => Math.round(s * 1000)),
   kubeProbeVersion: z.string().regex(/^\d+\.\d+\+?$/, 'must be <major>.<minor>').optional(),
-});
+  sharding: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  leaseNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
+  leaseDurationMs: z.coerce.number().int().min(1).max(3600).transform((s) => s * 1000),
+  leaseRenewIntervalMs: z.coerce.number().positive().max(3600).transform((s) => Math.round(s * 1000)),
+}).refine((c) => c.leaseRenewIntervalMs < c.leaseDurationMs, { path: ['leaseRenewIntervalMs'], message: 'must be below --lease-duration' });
 export type Config = z.infer<typeof configSchema>;
 
 export type ConfigResult = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly help: boolean; readonly message: string };
@@ -90,5 +98,15 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     allowedCidrs: typeof cidrs === 'string' && cidrs !== '' ? cidrs.split(',').map((c) => c.trim()) : [],
     statusIntervalMs: get('status-interval') ?? 2,
     kubeProbeVersion: get('kube-probe-version'),
+    ...shardingConfig(get, env),
+  };
+}
+
+function shardingConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  return {
+    sharding: get('sharding') ?? 'true',
+    leaseNamespace: get('lease-namespace') ?? env['POD_NAMESPACE'],
+    leaseDurationMs: get('lease-duration') ?? 15,
+    leaseRenewIntervalMs: get('lease-renew-interval') ?? 5,
   };
 }

@@ -1,0 +1,18 @@
+/**
+ * The sharding stage: one Lease per replica, live membership from the Leases,
+ * rendezvous hashing of pod UIDs onto the live members, handover rules, and
+ * status counts aggregated through the Leases. Pure core, thin I/O shell
+ * (ShardMembership, LeaseWriter).
+ */
+export { fnv1a64, hash64 } from './hash.ts';
+export { owner } from './rendezvous.ts';
+export { countsAnnotation, isLive, leaseName, liveMembers, microTime, nextExpiry, parseTime, projectLease, shardLabel } from './lease.ts';
+export type { ShardLease } from './lease.ts';
+export { aggregateCounts, decodeCounts, encodeCounts } from './counts.ts';
+export type { PolicyCounts } from './counts.ts';
+export { Handover } from './handover.ts';
+export type { Gain } from './handover.ts';
+export { LeaseWriter } from './lease-writer.ts';
+export { ShardMembership } from './membership.ts';
+export type { ShardEvent, ShardHost, ShardMembershipOptions } from './membership.ts';
+export { shardReporter } from './report.ts';

@@ -1,0 +1,74 @@
+import type { Clock } from '../kernel/index.ts';
+import { isKubeError } from '../kube/index.ts';
+import type { KubeClient, RawObject } from '../kube/index.ts';
+import { countsAnnotation, leaseName, microTime, projectLease, shardLabel } from './lease.ts';
+import type { ShardLease } from './lease.ts';
+import { encodeCounts } from './counts.ts';
+import type { PolicyCounts } from './counts.ts';
+
+/**
+ * Writes this replica's own Lease: a merge patch per renew (no read, no
+ * resourceVersion: nobody else writes it), created on 404, deleted on
+ * release. The counts annotation rides on the renew, so publishing counts
+ * costs no extra write.
+ */
+export class LeaseWriter {
+  readonly #o: { readonly client: KubeClient; readonly clock: Clock; readonly namespace: string; readonly identity: string; readonly durationMs: number };
+  readonly #path: string;
+  #current: ShardLease | undefined;
+  #acquired = false;
+
+  constructor(options: { readonly client: KubeClient; readonly clock: Clock; readonly namespace: string; readonly identity: string; readonly durationMs: number }) {
+    this.#o = options;
+    this.#path = `/apis/coordination.k8s.io/v1/namespaces/${options.namespace}/leases`;
+  }
+
+  /** The Lease as last written by this replica; undefined before the first write and after release. */
+  get current(): ShardLease | undefined {
+    return this.#current;
+  }
+
+  async renew(counts: ReadonlyMap<string, PolicyCounts>, signal: AbortSignal): Promise<void> {
+    const now = this.#o.clock.now();
+    const body = this.#body(now, encodeCounts(counts));
+    const name = leaseName(this.#o.identity);
+    try {
+      const written = await this.#o.client.request<RawObject>({ method: 'PATCH', path: `${this.#path}/${name}`, patch: 'merge', body, signal, retry: false });
+      this.#set(written);
+    } catch (err: unknown) {
+      if (!isKubeError(err, 'NotFound')) throw err;
+      const created = await this.#o.client.request<RawObject>({ method: 'POST', path: this.#path, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...body }, signal, retry: false });
+      this.#set(created);
+    }
+  }
+
+  /** Deletes the Lease so the others take over at once (graceful shutdown). */
+  async release(): Promise<void> {
+    if (this.#current === undefined) return;
+    this.#current = undefined;
+    try {
+      await this.#o.client.request({ method: 'DELETE', path: `${this.#path}/${leaseName(this.#o.identity)}`, retry: false });
+    } catch (err: unknown) {
+      if (!isKubeError(err, 'NotFound')) throw err;
+    }
+  }
+
+  #set(raw: RawObject): void {
+    this.#acquired = true;
+    this.#current = projectLease(raw);
+  }
+
+  #body(now: number, counts: string): Record<string, unknown> {
+    const time = microTime(now);
+    return {
+      metadata: { name: leaseName(this.#o.identity), namespace: this.#o.namespace, labels: { [shardLabel]: 'true' }, annotations: { [countsAnnotation]: counts } },
+      spec: {
+        holderIdentity: this.#o.identity,
+        leaseDurationSeconds: Math.max(1, Math.round(this.#o.durationMs / 1000)),
+        renewTime: time,
+        // acquireTime marks when this incarnation took the Lease (also over a stale one of a killed predecessor).
+        ...(this.#acquired ? {} : { acquireTime: time }),
+      },
+    };
+  }
+}

@@ -1,0 +1,184 @@
+import type { Clock, Random } from '../kernel/index.ts';
+import { Reflector } from '../kube/index.ts';
+import type { KubeClient, Pod } from '../kube/index.ts';
+import { aggregateCounts } from './counts.ts';
+import type { PolicyCounts } from './counts.ts';
+import { Handover } from './handover.ts';
+import { isLive, leaseName, liveMembers, nextExpiry, projectLease, shardLabel } from './lease.ts';
+import type { ShardLease } from './lease.ts';
+import { LeaseWriter } from './lease-writer.ts';
+import { owner } from './rendezvous.ts';
+
+/** What membership needs from the controller (kept narrow: sharding sits upstream of it). */
+export interface ShardHost {
+  /** Caches synced: a replica joins only once it can probe what it gains at once. */
+  readonly ready: boolean;
+  pods(): Iterable<Pod>;
+  localCounts(): ReadonlyMap<string, PolicyCounts>;
+  /** Re-plan every pod after ownership changed. */
+  resync(): void;
+}
+
+/** Membership news for logs and metrics (the observability seam). */
+export type ShardEvent =
+  | { readonly type: 'membership'; readonly members: readonly string[]; readonly previous: readonly string[] | undefined; readonly owned: number; readonly unowned: number }
+  | { readonly type: 'renew-failed'; readonly error: unknown }
+  | { readonly type: 'released'; readonly error?: unknown };
+
+export interface ShardMembershipOptions {
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly random: Random;
+  /** Namespace of the shard Leases (the controller's own). */
+  readonly namespace: string;
+  readonly identity: string;
+  /** @default 15000 */
+  readonly leaseDurationMs?: number;
+  /** @default 5000 */
+  readonly renewIntervalMs?: number;
+  readonly observe?: (event: ShardEvent) => void;
+}
+
+/**
+ * This replica's place in the shard ring: holds and renews its own Lease
+ * (publishing its per-policy counts on it), watches every shard Lease,
+ * recomputes the live members when a Lease changes or expires, and answers
+ * the controller's sharding hooks from that. Ownership is empty until the
+ * replica's own Lease is written, so a replica never probes as a member the
+ * others cannot see.
+ */
+export class ShardMembership {
+  readonly #o: ShardMembershipOptions;
+  readonly #durationMs: number;
+  readonly #reflector: Reflector<ShardLease>;
+  readonly #writer: LeaseWriter;
+  readonly #handover: Handover;
+  #host: ShardHost | undefined;
+  #members: readonly string[] | undefined;
+  #owners = new Map<string, string | undefined>();
+
+  constructor(options: ShardMembershipOptions) {
+    this.#o = options;
+    this.#durationMs = options.leaseDurationMs ?? 15_000;
+    this.#handover = new Handover(options.identity, this.#durationMs);
+    this.#writer = new LeaseWriter({ client: options.client, clock: options.clock, namespace: options.namespace, identity: options.identity, durationMs: this.#durationMs });
+    this.#reflector = new Reflector<ShardLease>({
+      client: options.client,
+      clock: options.clock,
+      random: options.random,
+      path: `/apis/coordination.k8s.io/v1/namespaces/${options.namespace}/leases`,
+      labelSelector: `${shardLabel}=true`,
+      project: projectLease,
+      onEvent: () => this.#recompute(),
+    });
+  }
+
+  /** Live members as last computed; undefined before this replica joined. */
+  get members(): readonly string[] | undefined {
+    return this.#members;
+  }
+
+  owns(pod: Pod): boolean {
+    return this.#ownerOf(pod.uid) === this.#o.identity;
+  }
+
+  /** Remediation of a gained pod waits for the previous owner (see Handover). */
+  mayRemediate(pod: Pod): boolean {
+    return this.owns(pod) && this.#handover.mayRemediate(pod.uid, liveMembers(this.#leases(), this.#o.clock.now()), this.#o.clock.now());
+  }
+
+  /** One live member writes each policy's status: the rendezvous owner of the policy UID. */
+  writesStatus(policyUid: string): boolean {
+    return this.#members !== undefined && owner(this.#members, policyUid) === this.#o.identity;
+  }
+
+  /** This replica's counts plus those the other live members published on their Leases. */
+  aggregate(policyKey: string, local: PolicyCounts): PolicyCounts {
+    return aggregateCounts({ self: this.#o.identity, leases: this.#leases(), now: this.#o.clock.now(), policyKey, local });
+  }
+
+  /**
+   * Joins once `host` is ready, renews every interval, recomputes membership
+   * on expiry; on abort releases (deletes) the Lease at once.
+   */
+  async run(signal: AbortSignal, host: ShardHost): Promise<void> {
+    const { clock } = this.#o;
+    this.#host = host;
+    const watching = this.#reflector.run(signal);
+    while (!signal.aborted && !(host.ready && this.#reflector.synced)) await clock.sleepUntil(clock.now() + 100, signal).catch(() => undefined);
+    const renewMs = this.#o.renewIntervalMs ?? 5000;
+    let renewAt = clock.now();
+    while (!signal.aborted) {
+      if (clock.now() >= renewAt) {
+        const ok = await this.#renew(signal);
+        renewAt = clock.now() + (ok ? renewMs : Math.min(renewMs, 1000));
+      }
+      this.#recompute();
+      const wakeAt = Math.min(renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
+      await clock.sleepUntil(wakeAt, signal).catch(() => undefined);
+    }
+    await this.#release();
+    await watching;
+  }
+
+  async #renew(signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.#writer.renew(this.#host?.localCounts() ?? new Map(), signal);
+      return true;
+    } catch (err: unknown) {
+      if (!signal.aborted) this.#o.observe?.({ type: 'renew-failed', error: err });
+      return false;
+    }
+  }
+
+  async #release(): Promise<void> {
+    try {
+      await this.#writer.release();
+      this.#o.observe?.({ type: 'released' });
+    } catch (err: unknown) {
+      this.#o.observe?.({ type: 'released', error: err });
+    }
+  }
+
+  /** The store with this replica's own Lease as last written (the watch may lag behind it). */
+  #leases(): ShardLease[] {
+    const own = this.#writer.current;
+    const name = leaseName(this.#o.identity);
+    const others = [...this.#reflector.store.values()].filter((l) => l.name !== name);
+    return own === undefined ? others : [...others, own];
+  }
+
+  /** Pods no live member owns (all of them while there is none; should be 0). */
+  unownedPods(): number {
+    const members = this.#members;
+    if (members !== undefined && members.length > 0) return 0;
+    let n = 0;
+    for (const p of this.#host?.pods() ?? []) if (p.phase !== 'Succeeded' && p.phase !== 'Failed') n++;
+    return n;
+  }
+
+  #ownerOf(uid: string): string | undefined {
+    const members = this.#members;
+    if (members === undefined) return undefined;
+    if (!this.#owners.has(uid)) this.#owners.set(uid, owner(members, uid));
+    return this.#owners.get(uid);
+  }
+
+  #recompute(): void {
+    const own = this.#writer.current;
+    if (own === undefined || this.#host === undefined) return;
+    const now = this.#o.clock.now();
+    const members = isLive(own, now) ? liveMembers(this.#leases(), now) : [];
+    const before = this.#members;
+    if (before !== undefined && before.join('\n') === members.join('\n')) return;
+    this.#members = members;
+    this.#owners = new Map();
+    const pods = [...this.#host.pods()];
+    this.#handover.update(before, members, pods.map((p) => p.uid), now);
+    let owned = 0;
+    for (const p of pods) if (this.owns(p)) owned++;
+    const unowned = this.unownedPods();
+    this.#o.observe?.({ type: 'membership', members, previous: before, owned, unowned });
+    this.#host.resync();
+  }
+}

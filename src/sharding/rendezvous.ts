@@ -1,0 +1,21 @@
+import { hash64 } from './hash.ts';
+
+/**
+ * Rendezvous (highest random weight) hashing: the owner of `key` is the
+ * member with the highest hash64(member, key). Adding a member moves only the
+ * keys it now wins (about 1/N); removing one moves only the keys it owned.
+ * Ties (astronomically rare) go to the smaller identity, so every replica
+ * agrees. `undefined` when there are no members.
+ */
+export function owner(members: readonly string[], key: string): string | undefined {
+  let best: string | undefined;
+  let bestHash = -1n;
+  for (const m of members) {
+    const h = hash64(m, key);
+    if (h > bestHash || (h === bestHash && best !== undefined && m < best)) {
+      best = m;
+      bestHash = h;
+    }
+  }
+  return best;
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { aggregateCounts, decodeCounts, encodeCounts, isLive, liveMembers, microTime, nextExpiry, parseTime, projectLease } from '../../../src/sharding/index.ts';
+import type { ShardLease } from '../../../src/sharding/index.ts';
+
+const t0 = Date.parse('2026-11-23T01:02:03.123Z');
+const lease = (holder: string, renewedAt: number, durationMs = 15_000, counts?: string): ShardLease => ({ name: `outprobe-shard-${holder}`, holder, renewedAt, durationMs, counts });
+
+describe('shard leases', () => {
+  it('formats MicroTime with exactly six fractional digits, and parses it back', () => {
+    assert.equal(microTime(t0), '2026-11-23T01:02:03.123000Z');
+    assert.match(microTime(0), /^1970-01-01T00:00:00\.\d{6}Z$/);
+    assert.equal(parseTime('2026-11-23T01:02:03.123456Z'), t0);
+    assert.equal(parseTime('2026-11-23T01:02:03Z'), t0 - 123);
+    assert.ok(Number.isNaN(parseTime(undefined)));
+  });
+
+  it('projects a Lease object', () => {
+    const l = projectLease({
+      metadata: { name: 'outprobe-shard-r1', annotations: { 'outprobe.io/counts': '{}' } } as never,
+      spec: { holderIdentity: 'r1', leaseDurationSeconds: 4, renewTime: '2026-11-23T01:02:03.123456Z' },
+    });
+    assert.deepEqual(l, { name: 'outprobe-shard-r1', holder: 'r1', renewedAt: t0, durationMs: 4000, counts: '{}' });
+  });
+
+  it('a member is live until renewTime + duration; released (no holder) never', () => {
+    assert.ok(isLive(lease('r1', t0), t0 + 14_999));
+    assert.ok(!isLive(lease('r1', t0), t0 + 15_000));
+    assert.ok(!isLive(lease('', t0), t0));
+    assert.ok(!isLive(lease('r1', Number.NaN), t0));
+    const leases = [lease('r2', t0), lease('r1', t0 - 10_000), lease('r3', t0 - 20_000)];
+    assert.deepEqual(liveMembers(leases, t0), ['r1', 'r2']);
+    assert.equal(nextExpiry(leases, t0), t0 + 5000);
+    assert.deepEqual(liveMembers(leases, t0 + 5000), ['r2']);
+    assert.equal(nextExpiry([], t0), Number.POSITIVE_INFINITY);
+  });
+
+  it('aggregates counts: own fresh numbers plus what the other live members published', () => {
+    const enc = (f: number, e: number, r: number): string => encodeCounts(new Map([['ns/web', { failing: f, erroring: e, remediations: r }]]));
+    assert.equal(enc(1, 2, 3), '{"ns/web":[1,2,3]}');
+    assert.deepEqual(decodeCounts('not json', 'ns/web'), { failing: 0, erroring: 0, remediations: 0 });
+    const leases = [lease('r1', t0, 15_000, enc(9, 9, 9)), lease('r2', t0, 15_000, enc(1, 0, 2)), lease('r3', t0 - 20_000, 15_000, enc(5, 5, 5)), lease('r4', t0)];
+    const local = { failing: 2, erroring: 1, remediations: 0 };
+    assert.deepEqual(aggregateCounts({ self: 'r1', leases, now: t0, policyKey: 'ns/web', local }), { failing: 3, erroring: 1, remediations: 2 });
+  });
+});

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { fnv1a64, hash64, owner } from '../../../src/sharding/index.ts';
+
+// Deterministic UUID-shaped strings, so the measured split is the same on every run.
+const uuid = (i: number): string => createHash('sha1').update(`pod-${i}`).digest('hex').slice(0, 32).replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
+const uids = Array.from({ length: 10_000 }, (_, i) => uuid(i));
+const owners = (members: readonly string[]): Map<string, string | undefined> => new Map(uids.map((u) => [u, owner(members, u)]));
+const moved = (a: Map<string, string | undefined>, b: Map<string, string | undefined>): string[] => uids.filter((u) => a.get(u) !== b.get(u));
+
+describe('rendezvous hashing', () => {
+  it('FNV-1a 64 matches the published test vectors', () => {
+    const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+    assert.equal(fnv1a64(enc('')), 0xcbf29ce484222325n);
+    assert.equal(fnv1a64(enc('a')), 0xaf63dc4c8601ec8cn);
+    assert.equal(fnv1a64(enc('foobar')), 0x85944171f73967e8n);
+  });
+
+  it('is stable: same inputs, same owner, whatever the member order; separator keeps fields apart', () => {
+    assert.equal(hash64('r1', 'abc'), hash64('r1', 'abc'));
+    assert.notEqual(hash64('ab', 'c'), hash64('a', 'bc'));
+    for (const u of uids.slice(0, 500)) assert.equal(owner(['r1', 'r2', 'r3'], u), owner(['r3', 'r1', 'r2'], u));
+    assert.equal(owner([], 'x'), undefined);
+    assert.equal(owner(['only'], 'x'), 'only');
+  });
+
+  it('splits 10,000 UIDs evenly across 3 members (each within 5 % of a third)', () => {
+    const counts = new Map<string, number>();
+    for (const o of owners(['r1', 'r2', 'r3']).values()) counts.set(o ?? '', (counts.get(o ?? '') ?? 0) + 1);
+    assert.equal(counts.size, 3);
+    for (const [m, n] of counts) assert.ok(Math.abs(n - uids.length / 3) < (uids.length / 3) * 0.05, `${m}: ${n}`);
+  });
+
+  it('adding a 4th member moves about a quarter, all of it to the new member', () => {
+    const before = owners(['r1', 'r2', 'r3']);
+    const after = owners(['r1', 'r2', 'r3', 'r4']);
+    const m = moved(before, after);
+    assert.ok(Math.abs(m.length / uids.length - 0.25) < 0.02, `moved ${m.length}`);
+    for (const u of m) assert.equal(after.get(u), 'r4');
+  });
+
+  it('removing one of 4 moves only that member\'s pods', () => {
+    const before = owners(['r1', 'r2', 'r3', 'r4']);
+    const after = owners(['r1', 'r3', 'r4']);
+    const m = moved(before, after);
+    assert.deepEqual(m, uids.filter((u) => before.get(u) === 'r2'));
+    assert.ok(Math.abs(m.length / uids.length - 0.25) < 0.02, `moved ${m.length}`);
+  });
+});
