@@ -5,18 +5,30 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 section() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+summary=$(mktemp)
+trap 'rm -f "$summary"' EXIT
+# Runs one tier, keeping node's "ℹ pass N" / "ℹ fail N" lines for the final tally.
+tier() {
+  "$@" 2>&1 | tee >(grep -aE '^ℹ (pass|fail) [0-9]+$' >> "$summary")
+}
 
 section "npm ci"
 npm ci --no-audit --no-fund
 
 section "lint, typecheck, unit tests"
-npm test
+tier npm test
 
 section "cluster binaries (built from Go modules once, cached outside the repo)"
 bash scripts/build-cluster-bins.sh
 
 section "integration tests (real etcd + kube-apiserver)"
-npm run test:integration
+tier npm run test:integration
 
 section "e2e tests (full local control plane)"
-npm run test:e2e
+tier npm run test:e2e
+
+sleep 1 # let the tally's process substitutions finish writing
+passed=$(awk '$2 == "pass" { n += $3 } END { print n + 0 }' "$summary")
+failed=$(awk '$2 == "fail" { n += $3 } END { print n + 0 }' "$summary")
+section "all tiers"
+echo "${passed} passed, ${failed} failed"
