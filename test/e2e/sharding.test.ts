@@ -1,0 +1,313 @@
+// Sharding across replicas (issue 5), measured from the targets' side: three
+// outprobe processes against a real kube-apiserver, 300 simulated pods, each
+// with its own 127.x HTTP server that counts the probes it receives. The test
+// plays the kubelet (test/integration/support/fake-kubelet.ts).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { owner } from '../../src/sharding/index.ts';
+import { startControlPlane } from '../support/cluster/index.ts';
+import type { ControlPlane } from '../support/cluster/index.ts';
+import { installCrd } from '../integration/support/controller.ts';
+import { conditionOf, createFakePod, waitFor } from '../integration/support/fake-kubelet.ts';
+import type { FakePod } from '../integration/support/fake-kubelet.ts';
+
+const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const ns = 'shard-e2e';
+const gate = 'outprobe.io/web';
+const podCount = 300;
+const periodMs = 2000;
+const leaseMs = 4000;
+const log = (m: string): void => void process.stderr.write(`# ${m}\n`);
+
+interface Replica {
+  readonly id: string;
+  readonly child: ChildProcess;
+  readonly lines: Record<string, unknown>[];
+  readonly exited: Promise<number | null>;
+  port: number | undefined;
+}
+
+function startReplica(cp: ControlPlane, id: string): Replica {
+  const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns,
+    '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--lease-duration', String(leaseMs / 1000),
+    '--lease-renew-interval', '1', '--status-interval', '1', '--kube-api-qps', '200', '--kube-api-burst', '400'];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const r: Replica = { id, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    try {
+      const o = JSON.parse(line) as Record<string, unknown>;
+      r.lines.push(o);
+      if (o['msg'] === 'outprobe started') r.port = o['metricsPort'] as number;
+    } catch {
+      r.lines.push({ msg: line });
+    }
+  });
+  createInterface({ input: child.stderr }).on('line', (line) => r.lines.push({ msg: `stderr: ${line}` }));
+  return r;
+}
+
+/** The members this replica last logged, or undefined before it joined. */
+function membersOf(r: Replica): string[] | undefined {
+  const last = r.lines.filter((l) => l['msg'] === 'shard membership changed').at(-1);
+  return last === undefined ? undefined : (last['members'] as string[]);
+}
+
+function ownedPodsOf(r: Replica): number | undefined {
+  const last = r.lines.filter((l) => l['msg'] === 'shard membership changed').at(-1);
+  return last === undefined ? undefined : (last['ownedPods'] as number);
+}
+
+async function ownedTargets(r: Replica): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${r.port ?? 0}/metrics`);
+  const m = /^outprobe_owned_targets (\d+)/m.exec(await res.text());
+  return Number(m?.[1] ?? Number.NaN);
+}
+
+/** Every pod's hit count, sampled every 100 ms: when each pod was last probed and the longest gap. */
+class HitMonitor {
+  readonly lastHit = new Map<string, number>();
+  readonly #seen = new Map<string, number>();
+  readonly #maxGap = new Map<string, number>();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(pods: readonly FakePod[]) {
+    const now = Date.now();
+    for (const p of pods) {
+      this.#seen.set(p.uid, p.hits);
+      this.lastHit.set(p.uid, now);
+    }
+    this.#timer = setInterval(() => {
+      const t = Date.now();
+      for (const p of pods) {
+        if (p.hits === this.#seen.get(p.uid)) continue;
+        this.#seen.set(p.uid, p.hits);
+        this.#maxGap.set(p.uid, Math.max(this.#maxGap.get(p.uid) ?? 0, t - (this.lastHit.get(p.uid) ?? t)));
+        this.lastHit.set(p.uid, t);
+      }
+    }, 100);
+  }
+
+  /** The longest gap between two probes of any of `uids` (including the open one now). */
+  maxGap(uids: Iterable<string>): { uid: string; ms: number } {
+    let worst = { uid: '', ms: 0 };
+    const now = Date.now();
+    for (const uid of uids) {
+      const ms = Math.max(this.#maxGap.get(uid) ?? 0, now - (this.lastHit.get(uid) ?? now));
+      if (ms > worst.ms) worst = { uid, ms };
+    }
+    return worst;
+  }
+
+  reset(): void {
+    this.#maxGap.clear();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Probes per pod per period over a window: every pod is probed, none by two replicas. */
+async function probeRate(pods: readonly FakePod[], windowMs: number): Promise<{ min: number; max: number }> {
+  const before = new Map(pods.map((p) => [p.uid, p.hits]));
+  await sleep(windowMs);
+  const rates = pods.map((p) => ((p.hits - (before.get(p.uid) ?? 0)) * periodMs) / windowMs);
+  return { min: Math.min(...rates), max: Math.max(...rates) };
+}
+
+function evictions(replicas: readonly Replica[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of replicas) for (const l of r.lines) if (l['result'] === 'evicted') out.set(String(l['pod']), (out.get(String(l['pod'])) ?? 0) + 1);
+  return out;
+}
+
+describe('sharding across 3 replicas (300 pods, real kube-apiserver)', { timeout: 240_000 }, () => {
+  let cp: ControlPlane;
+  const pods: FakePod[] = [];
+  const replicas = new Map<string, Replica>();
+  const everyReplica: Replica[] = [];
+  let monitor: HitMonitor;
+  const closed = new Set<string>();
+  const open = (): FakePod[] => pods.filter((p) => !closed.has(p.uid));
+
+  const start = (id: string): Replica => {
+    const r = startReplica(cp, id);
+    replicas.set(id, r);
+    everyReplica.push(r);
+    return r;
+  };
+  const stopGracefully = async (id: string): Promise<number | null> => {
+    const r = replicas.get(id)!;
+    r.child.kill('SIGTERM');
+    const code = await r.exited;
+    replicas.delete(id);
+    return code;
+  };
+  const converged = async (ids: readonly string[], expectTargets?: number): Promise<void> => {
+    await waitFor(`replicas ${ids.join(',')} agree on members`, () => Promise.resolve(ids.every((id) => {
+      const r = replicas.get(id);
+      return r?.port !== undefined && membersOf(r)?.join(',') === [...ids].sort().join(',');
+    })), 30_000, 100);
+    if (expectTargets === undefined) return;
+    await waitFor(`${expectTargets} targets owned in total`, async () => {
+      const counts = await Promise.all(ids.map((id) => ownedTargets(replicas.get(id)!)));
+      return counts.reduce((a, b) => a + b, 0) === expectTargets;
+    }, 30_000, 250);
+  };
+  const leaseNames = async (): Promise<string[]> => {
+    const list = await cp.kube.get(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases?labelSelector=outprobe.io%2Fshard%3Dtrue`);
+    return ((list['items'] ?? []) as { metadata: { name: string } }[]).map((l) => l.metadata.name).sort();
+  };
+  const gateOf = async (p: FakePod): Promise<string | undefined> => {
+    const r = await cp.kube.call('GET', `/api/v1/namespaces/${ns}/pods/${p.name}`);
+    return conditionOf(r.body as Record<string, unknown>, gate)?.status;
+  };
+
+  before(async () => {
+    cp = await startControlPlane({ log: () => undefined });
+    await installCrd(cp.kube);
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`, {
+      apiVersion: 'outprobe.io/v1alpha1',
+      kind: 'ProbePolicy',
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        readiness: { conditionType: gate, probe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: periodMs / 1000, failureThreshold: 1, timeoutSeconds: 1 } },
+        // TCP: does not reach the HTTP handler, so hits count readiness probes only.
+        liveness: { action: 'Evict', probe: { tcpSocket: { port: 'http' }, periodSeconds: periodMs / 1000, failureThreshold: 2, timeoutSeconds: 1 } },
+        remediation: { maxUnavailable: 100, haltAbovePercentFailing: 50 },
+      },
+    });
+    for (let i = 0; i < podCount; i += 25) {
+      const batch = await Promise.all(Array.from({ length: Math.min(25, podCount - i) }, (_, j) => createFakePod(cp.kube, ns, `web-${i + j}`, { gate })));
+      pods.push(...batch);
+    }
+    monitor = new HitMonitor(pods);
+  });
+
+  after(async () => {
+    monitor.stop();
+    for (const r of replicas.values()) r.child.kill('SIGKILL');
+    await Promise.all([...replicas.values()].map((r) => r.exited));
+    await Promise.all(pods.map((p) => p.close()));
+    await cp.stop();
+  });
+
+  it('splits the pods evenly and probes every pod from exactly one replica', async () => {
+    const t0 = Date.now();
+    for (const id of ['r1', 'r2', 'r3']) start(id);
+    await converged(['r1', 'r2', 'r3'], 2 * podCount);
+    log(`3 replicas converged in ${Date.now() - t0} ms`);
+    const owned = await Promise.all(['r1', 'r2', 'r3'].map((id) => ownedTargets(replicas.get(id)!)));
+    log(`owned targets r1/r2/r3: ${owned.join('/')} (even: ${(2 * podCount) / 3})`);
+    for (const n of owned) assert.ok(Math.abs(n - (2 * podCount) / 3) < ((2 * podCount) / 3) * 0.15, `owned ${owned.join('/')}`);
+    for (const id of ['r1', 'r2', 'r3']) {
+      const expected = pods.filter((p) => owner(['r1', 'r2', 'r3'], p.uid) === id).length;
+      assert.equal(ownedPodsOf(replicas.get(id)!), expected, `${id} owns the pods every replica computes for it`);
+    }
+    await waitFor('every gate True', async () => (await Promise.all(pods.map(gateOf))).every((s) => s === 'True'), 30_000, 500);
+    const rate = await probeRate(pods, 3 * periodMs);
+    log(`probes per pod per period: min ${rate.min.toFixed(2)} max ${rate.max.toFixed(2)}`);
+    assert.ok(rate.min >= 0.6, `a pod went unprobed: ${rate.min}`);
+    assert.ok(rate.max <= 1.4, `a pod was probed by two replicas: ${rate.max}`);
+  });
+
+  it('kill -9 of a replica: survivors take its pods within lease + one period, remediate once, end with right gates', async () => {
+    const victims = pods.filter((p) => owner(['r1', 'r2', 'r3'], p.uid) === 'r2');
+    const others = pods.filter((p) => owner(['r1', 'r2', 'r3'], p.uid) !== 'r2');
+    // Liveness failures around the kill: remediated exactly once, by whoever owns the pod then.
+    const dying = [...victims.slice(0, 2), ...others.slice(0, 2)];
+    for (const p of dying) {
+      closed.add(p.uid);
+      await p.close();
+    }
+    // Readiness flips across the kill, to be finished by the survivors.
+    const goBad = victims.slice(2, 7);
+    const goGood = victims.slice(7, 12);
+    for (const p of goGood) p.healthy = false;
+    await waitFor('gates False before the kill', async () => (await Promise.all(goGood.map(gateOf))).every((s) => s === 'False'), 15_000, 250);
+    await sleep(1000);
+    const killedAt = Date.now();
+    replicas.get('r2')!.child.kill('SIGKILL');
+    await replicas.get('r2')!.exited;
+    replicas.delete('r2');
+    for (const p of goBad) p.healthy = false;
+    for (const p of goGood) p.healthy = true;
+    const live = victims.filter((p) => !closed.has(p.uid));
+    await waitFor('every victim pod probed again', () => Promise.resolve(live.every((p) => (monitor.lastHit.get(p.uid) ?? 0) > killedAt)), leaseMs + periodMs + 5000, 100);
+    const handover = Math.max(...live.map((p) => (monitor.lastHit.get(p.uid) ?? 0) - killedAt));
+    log(`kill -9: all of r2's ${live.length} pods probed again ${handover} ms after the kill (lease ${leaseMs} ms + period ${periodMs} ms)`);
+    assert.ok(handover <= leaseMs + periodMs + 500, `handover took ${handover} ms`);
+    await converged(['r1', 'r3']);
+    await waitFor('the flipped gates follow health', async () =>
+      (await Promise.all(goBad.map(gateOf))).every((s) => s === 'False') && (await Promise.all(goGood.map(gateOf))).every((s) => s === 'True'), 15_000, 250);
+    await waitFor('each dying pod evicted', () => Promise.resolve(dying.every((p) => (evictions(everyReplica).get(`${ns}/${p.name}`) ?? 0) >= 1)), 30_000, 250);
+    await sleep(3000);
+    const counts = evictions(everyReplica);
+    for (const p of dying) assert.equal(counts.get(`${ns}/${p.name}`), 1, `${p.name} evicted once`);
+    assert.equal([...counts.values()].reduce((a, b) => a + b, 0), dying.length, 'no other pod evicted');
+    const healthyGates = await Promise.all(open().filter((p) => !goBad.includes(p)).map(gateOf));
+    assert.ok(healthyGates.every((s) => s === 'True'), 'every healthy pod ends True');
+    for (const p of goBad) p.healthy = true;
+    await waitFor('goBad gates True again', async () => (await Promise.all(goBad.map(gateOf))).every((s) => s === 'True'), 15_000, 250);
+  });
+
+  it('graceful rolling restart: no pod unprobed longer than a period plus jitter, no Lease left behind', async () => {
+    start('r2');
+    await converged(['r1', 'r2', 'r3']);
+    await sleep(periodMs + 500);
+    monitor.reset();
+    for (const id of ['r1', 'r2', 'r3']) {
+      assert.equal(await stopGracefully(id), 0, `${id} exits 0`);
+      assert.ok(!(await leaseNames()).includes(`outprobe-shard-${id}`), `${id} released its Lease`);
+      await sleep(500);
+      start(id);
+      await converged(['r1', 'r2', 'r3']);
+      await sleep(periodMs);
+    }
+    const gap = monitor.maxGap(open().map((p) => p.uid));
+    log(`rolling restart: longest gap between two probes of a pod ${gap.ms} ms`);
+    assert.ok(gap.ms <= 2 * periodMs + 1000, `pod ${gap.uid} unprobed for ${gap.ms} ms`);
+    assert.deepEqual(await leaseNames(), ['outprobe-shard-r1', 'outprobe-shard-r2', 'outprobe-shard-r3']);
+    const rate = await probeRate(open(), 2 * periodMs);
+    assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after the restart: ${JSON.stringify(rate)}`);
+  });
+
+  it('scaling 3 → 1 → 3 → 1 moves only the expected share', async () => {
+    const all = (await cp.kube.get(`/api/v1/namespaces/${ns}/pods`))['items'] as { metadata: { uid: string } }[];
+    const uids = all.map((p) => p.metadata.uid);
+    await stopGracefully('r2');
+    await stopGracefully('r3');
+    await converged(['r1']);
+    assert.equal(ownedPodsOf(replicas.get('r1')!), uids.length, 'one replica owns every pod');
+    assert.deepEqual(await leaseNames(), ['outprobe-shard-r1']);
+    const t0 = Date.now();
+    start('r2');
+    start('r3');
+    await converged(['r1', 'r2', 'r3']);
+    const kept = uids.filter((u) => owner(['r1', 'r2', 'r3'], u) === 'r1').length;
+    const ownedAfter = ownedPodsOf(replicas.get('r1')!);
+    log(`1 → 3 in ${Date.now() - t0} ms: r1 kept ${ownedAfter}/${uids.length}, moved ${(1 - (ownedAfter ?? 0) / uids.length).toFixed(3)} (expected 0.667)`);
+    assert.equal(ownedAfter, kept, 'r1 keeps exactly the pods it wins among three');
+    assert.ok(Math.abs(kept / uids.length - 1 / 3) < 0.05, `kept ${kept}`);
+    await sleep(periodMs + 500);
+    let rate = await probeRate(open(), 2 * periodMs);
+    assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after 1 → 3: ${JSON.stringify(rate)}`);
+    await stopGracefully('r2');
+    await stopGracefully('r3');
+    await converged(['r1']);
+    assert.equal(ownedPodsOf(replicas.get('r1')!), uids.length);
+    await sleep(500);
+    rate = await probeRate(open(), 2 * periodMs);
+    assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after 3 → 1: ${JSON.stringify(rate)}`);
+    assert.equal(await stopGracefully('r1'), 0);
+    assert.deepEqual(await leaseNames(), [], 'no Lease left behind');
+  });
+});
