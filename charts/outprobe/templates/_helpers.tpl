@@ -1,0 +1,86 @@
+{{/* Chart name, overridable with nameOverride. */}}
+{{- define "outprobe.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: fullnameOverride, else <release>-<name> (or <release> when it already contains the name). */}}
+{{- define "outprobe.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* chart label value: <name>-<version>. */}}
+{{- define "outprobe.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels (immutable on the Deployment: never add to these). */}}
+{{- define "outprobe.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "outprobe.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Standard labels on every object. */}}
+{{- define "outprobe.labels" -}}
+helm.sh/chart: {{ include "outprobe.chart" . }}
+{{ include "outprobe.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: outprobe
+{{- end }}
+
+{{/* The ServiceAccount the controller runs as. */}}
+{{- define "outprobe.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "outprobe.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Image reference: repository@digest, else repository:tag (tag defaults to appVersion). */}}
+{{- define "outprobe.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* Controller arguments from values (every flag also has an OUTPROBE_* env var; flags are used here). */}}
+{{- define "outprobe.args" -}}
+{{- $c := .Values.config -}}
+- --metrics-addr=0.0.0.0:{{ .Values.metrics.port }}
+- --log-level={{ $c.logLevel }}
+- --concurrency={{ $c.concurrency }}
+- --kube-api-qps={{ $c.kubeApiQps }}
+- --kube-api-burst={{ $c.kubeApiBurst }}
+- --status-interval={{ $c.statusIntervalSeconds }}
+- --sharding={{ $c.sharding }}
+- --lease-namespace={{ .Release.Namespace }}
+- --lease-duration={{ $c.leaseDurationSeconds }}
+- --lease-renew-interval={{ $c.leaseRenewIntervalSeconds }}
+{{- if $c.watchNamespace }}
+- --namespace={{ $c.watchNamespace }}
+{{- end }}
+{{- if $c.allowedProbeCidrs }}
+- --allowed-probe-cidrs={{ join "," $c.allowedProbeCidrs }}
+{{- end }}
+{{- if $c.kubeProbeVersion }}
+- --kube-probe-version={{ $c.kubeProbeVersion }}
+{{- end }}
+{{- if .Values.execProbes.enabled }}
+- --enable-exec-probes
+{{- end }}
+{{- range .Values.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}
