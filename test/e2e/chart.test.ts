@@ -1,0 +1,231 @@
+// The Helm chart (issue 6) with helm and kubectl built from Go modules: lint, schema,
+// `helm template` (default and ci/*.yaml values) checked by the real API server with
+// server-side dry-run, then install, upgrade and uninstall on the full local control
+// plane (kwok runs the controller pods as simulated pods: they do not run Node).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parse, parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../src/config/index.ts';
+import { startControlPlane } from '../support/cluster/index.ts';
+import type { ControlPlane } from '../support/cluster/index.ts';
+
+const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
+const repoCrd = fileURLToPath(new URL('../../crds/outprobe.io_probepolicies.yaml', import.meta.url));
+const example = fileURLToPath(new URL('../../examples/http-readiness-gate.yaml', import.meta.url));
+const ciValues = readdirSync(path.join(chart, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
+const NS = 'outprobe';
+const RELEASE = 'outprobe';
+
+type Obj = {
+  apiVersion: string; kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>; rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+};
+interface Run { readonly status: number | null; readonly stdout: string; readonly stderr: string }
+
+// helm keeps its cache/config/data in a temp dir, not in $HOME.
+const helmHome = mkdtempSync(path.join(tmpdir(), 'outprobe-helm-'));
+const helmEnv = { ...process.env, HELM_CACHE_HOME: `${helmHome}/cache`, HELM_CONFIG_HOME: `${helmHome}/config`, HELM_DATA_HOME: `${helmHome}/data` };
+
+function run(bin: string, args: readonly string[], input?: string): Run {
+  const r = spawnSync(bin, args, { encoding: 'utf8', env: helmEnv, timeout: 120_000, ...(input === undefined ? {} : { input }) });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+function ok(r: Run, what: string): string {
+  assert.equal(r.status, 0, `${what} failed: ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+function docs(yamlText: string): Obj[] {
+  return parseAllDocuments(yamlText).map((d) => d.toJS() as Obj | null).filter((o): o is Obj => o !== null);
+}
+function find(objs: readonly Obj[], kind: string): Obj {
+  const o = objs.find((x) => x.kind === kind);
+  assert.ok(o !== undefined, `rendered ${kind}`);
+  return o;
+}
+type Container = { args: string[]; securityContext: Record<string, unknown>; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; env: { name: string }[] };
+function podSpecOf(dep: Obj): { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; topologySpreadConstraints?: unknown[]; affinity?: unknown } {
+  return (dep.spec?.['template'] as { spec: ReturnType<typeof podSpecOf> }).spec;
+}
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+// A minimal ServiceMonitor CRD, so the serviceMonitor template can be checked server-side.
+const serviceMonitorCrd = {
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+  spec: {
+    group: 'monitoring.coreos.com', scope: 'Namespaced', names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+};
+
+void describe('charts/outprobe', () => {
+  let cp: ControlPlane;
+  let helm: string;
+  let kubectl: (...args: string[]) => Run;
+  before(async () => {
+    cp = await startControlPlane({ full: true });
+    helm = cp.binaries.helm;
+    kubectl = (...args: string[]): Run => run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
+    await cp.kube.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', serviceMonitorCrd);
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dry-run' } });
+  });
+  after(async () => {
+    await cp.stop();
+    rmSync(helmHome, { recursive: true, force: true });
+  });
+  const template = (...args: string[]): Obj[] => docs(ok(run(helm, ['template', RELEASE, chart, '--namespace', NS, ...args]), 'helm template'));
+
+  it('helm lint --strict passes with the default and every ci/ values file', () => {
+    ok(run(helm, ['lint', '--strict', chart]), 'helm lint');
+    for (const f of ciValues) ok(run(helm, ['lint', '--strict', chart, '-f', path.join(chart, 'ci', f)]), `helm lint ${f}`);
+  });
+
+  it('values.schema.json rejects wrong types and unknown keys', () => {
+    const bad: [string[], RegExp][] = [
+      [['--set-string', 'replicaCount=two'], /replicaCount.*got string, want integer/s],
+      [['--set-string', 'execProbes.enabled=yes'], /execProbes\/enabled.*got string, want boolean/s],
+      [['--set', 'config.logLevel=verbose'], /logLevel/],
+      [['--set', 'podAntiAffinity=always'], /podAntiAffinity/],
+      [['--set', 'replicaCont=2'], /replicaCont/],
+    ];
+    for (const [args, message] of bad) {
+      const r = run(helm, ['template', RELEASE, chart, ...args]);
+      assert.notEqual(r.status, 0, `helm template ${args.join(' ')} must fail`);
+      assert.match(r.stderr, message);
+    }
+  });
+
+  it('default render: hardened, spread Deployment whose args the controller accepts; least-privilege RBAC; the CRD from crds/', () => {
+    const objs = template();
+    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    for (const o of objs) assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm', `${o.kind} has the standard labels`);
+    const dep = find(objs, 'Deployment');
+    assert.equal(dep.spec?.['replicas'], 2);
+    const pod = podSpecOf(dep);
+    assert.equal(pod.serviceAccountName, RELEASE);
+    assert.ok(pod.topologySpreadConstraints?.length === 1 && pod.affinity !== undefined);
+    const c = pod.containers[0];
+    assert.ok(c !== undefined);
+    assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    assert.deepEqual(c.env.map((e) => e.name), ['POD_NAME', 'POD_NAMESPACE']);
+    const loaded = loadConfig(c.args, { POD_NAME: 'outprobe-0', POD_NAMESPACE: NS });
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.message);
+    assert.equal(loaded.config.execEnabled, false);
+    assert.equal(loaded.config.leaseNamespace, NS);
+    assert.equal(loaded.config.metricsPort, 8080);
+
+    const rules = find(objs, 'ClusterRole').rules ?? [];
+    const granted = rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${r.apiGroups.join(',')}/${res}:${v}`))).sort();
+    assert.deepEqual(granted, ['/events:create', '/events:patch', '/pods/eviction:create', '/pods/status:patch', '/pods:delete', '/pods:get', '/pods:list', '/pods:watch',
+      'outprobe.io/probepolicies/status:get', 'outprobe.io/probepolicies/status:patch', 'outprobe.io/probepolicies/status:update',
+      'outprobe.io/probepolicies:get', 'outprobe.io/probepolicies:list', 'outprobe.io/probepolicies:watch']);
+    const leaseRole = find(objs, 'Role');
+    assert.equal(leaseRole.metadata.namespace, NS);
+    assert.deepEqual(leaseRole.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }]);
+
+    const crd = find(objs, 'CustomResourceDefinition');
+    assert.deepEqual(crd.spec, (parse(readFileSync(repoCrd, 'utf8')) as Obj).spec, 'the rendered CRD spec is crds/ verbatim');
+    assert.equal(crd.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
+    assert.equal(template('--set', 'crds.keep=false').find((o) => o.kind === 'CustomResourceDefinition')?.metadata.annotations?.['helm.sh/resource-policy'], undefined);
+  });
+
+  it('ci/ values: exec probes grant pods/exec, 3 replicas, custom resources, ServiceMonitor, no CRD', () => {
+    const exec = template('-f', path.join(chart, 'ci', 'exec-3replicas-values.yaml'));
+    const dep = find(exec, 'Deployment');
+    assert.equal(dep.spec?.['replicas'], 3);
+    const c = podSpecOf(dep).containers[0];
+    assert.ok(c !== undefined);
+    const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
+    assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespace === 'shop', loaded.ok ? '' : loaded.message);
+    assert.deepEqual(loaded.config.allowedCidrs, ['10.0.0.0/8', '127.0.0.0/8']);
+    assert.ok(find(exec, 'ClusterRole').rules?.some((r) => r.resources.includes('pods/exec') && r.verbs.join() === 'create'));
+    assert.equal(exec.some((o) => o.kind === 'ServiceMonitor'), false);
+    const mon = template('-f', path.join(chart, 'ci', 'monitoring-values.yaml'));
+    assert.equal(find(mon, 'ServiceMonitor').apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(mon.some((o) => o.kind === 'CustomResourceDefinition' || o.kind === 'PodDisruptionBudget'), false);
+    assert.equal(find(mon, 'ClusterRole').rules?.some((r) => r.resources.includes('pods/exec')), false);
+    for (const objs of [template(), exec, mon]) {
+      assert.equal(objs.some((o) => o.kind === 'ClusterRole' && o.rules?.some((r) => r.resources.some((res) => res.startsWith('secrets')) || r.resources.includes('*') || r.verbs.includes('*'))), false, 'nothing on secrets, no wildcards');
+    }
+  });
+
+  it('every render passes the API server\'s server-side dry-run', () => {
+    for (const values of [[], ...ciValues.map((f) => ['-f', path.join(chart, 'ci', f)])]) {
+      const manifest = ok(run(helm, ['template', RELEASE, chart, '--namespace', 'dry-run', ...values]), 'helm template');
+      const r = run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'apply', '--dry-run=server', '-n', 'dry-run', '-f', '-'], manifest);
+      ok(r, `server-side dry-run of ${values.join(' ') || 'defaults'}`);
+      assert.match(r.stdout, /deployment\.apps\/outprobe (created|configured) \(server dry run\)/);
+    }
+  });
+
+  it('helm install: controller pods with the chart\'s ServiceAccount on different nodes, CRD served, printer columns', async () => {
+    // A short grace period only so the simulated pods of upgrade and uninstall go away quickly.
+    const out = ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'install', RELEASE, chart, '-n', NS, '--create-namespace', '--set', 'terminationGracePeriodSeconds=2']), 'helm install');
+    assert.match(out, /readinessGates:/, 'NOTES.txt explains the readiness gate');
+    type Pod = { metadata: { name: string }; spec: { serviceAccountName: string; nodeName?: string }; status?: { phase?: string } };
+    const pods = await until('2 controller pods Running', async () => {
+      const list = (await cp.kube.get(`/api/v1/namespaces/${NS}/pods?labelSelector=app.kubernetes.io%2Finstance%3D${RELEASE}`))['items'] as Pod[];
+      return list.length === 2 && list.every((p) => p.status?.phase === 'Running') ? list : undefined;
+    });
+    for (const p of pods) assert.equal(p.spec.serviceAccountName, RELEASE);
+    assert.equal(new Set(pods.map((p) => p.spec.nodeName)).size, 2, 'replicas spread across the 2 nodes');
+    await until('ProbePolicies served', async () => ((await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200 ? true : undefined));
+    ok(kubectl('create', 'namespace', 'shop'), 'create namespace');
+    ok(kubectl('apply', '--server-side', '-f', example), 'apply example');
+    const table = ok(kubectl('get', 'probepolicies', '-n', 'shop'), 'kubectl get probepolicies');
+    assert.match(table, /^NAME\s+MODE\s+PODS\s+READY\s+FAILING\s+REMEDIATED\s+AGE\n/);
+    assert.match(table, /\nweb\s+Enforce\s/);
+    assert.match(ok(kubectl('get', 'probepolicies', '-n', 'shop', '-o', 'wide'), 'get -o wide'), /MESSAGE/);
+  });
+
+  it('helm upgrade changes values in place (3 replicas, exec probes on)', async () => {
+    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'upgrade', RELEASE, chart, '-n', NS, '--reuse-values', '--set', 'replicaCount=3', '--set', 'execProbes.enabled=true']), 'helm upgrade');
+    const dep = await cp.kube.get(`/apis/apps/v1/namespaces/${NS}/deployments/${RELEASE}`) as Obj;
+    assert.equal(dep.spec?.['replicas'], 3);
+    assert.ok(podSpecOf(dep).containers[0]?.args.includes('--enable-exec-probes'));
+    const role = await cp.kube.get(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${RELEASE}`) as Obj;
+    assert.ok(role.rules?.some((r) => r.resources.includes('pods/exec')));
+    await until('3 controller pods', async () => {
+      const list = (await cp.kube.get(`/api/v1/namespaces/${NS}/pods?labelSelector=app.kubernetes.io%2Finstance%3D${RELEASE}`))['items'] as unknown[];
+      return list.length === 3 ? true : undefined;
+    });
+    const crd = await cp.kube.get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/probepolicies.outprobe.io') as Obj;
+    assert.equal(crd.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm', 'the CRD is owned by the release (upgraded with it)');
+  });
+
+  it('helm uninstall leaves only the CRD (resource-policy keep), its ProbePolicies and the namespace', async () => {
+    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '60s']), 'helm uninstall');
+    const selector = `labelSelector=app.kubernetes.io%2Finstance%3D${RELEASE}`;
+    const kinds = ['/apis/apps/v1/deployments', '/apis/apps/v1/replicasets', '/api/v1/pods', '/api/v1/services', '/api/v1/serviceaccounts',
+      '/apis/policy/v1/poddisruptionbudgets', '/apis/rbac.authorization.k8s.io/v1/roles', '/apis/rbac.authorization.k8s.io/v1/rolebindings',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', '/apis/monitoring.coreos.com/v1/servicemonitors'];
+    await until('no object of the release left', async () => {
+      for (const k of kinds) if (((await cp.kube.get(`${k}?${selector}`))['items'] as unknown[]).length > 0) return undefined;
+      return true;
+    });
+    const helmSecrets = (await cp.kube.get(`/api/v1/namespaces/${NS}/secrets?labelSelector=owner%3Dhelm`))['items'] as unknown[];
+    assert.equal(helmSecrets.length, 0, 'no release history left');
+    const crd = await cp.kube.get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/probepolicies.outprobe.io') as Obj;
+    assert.equal(crd.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
+    assert.equal((await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/namespaces/shop/probepolicies/web')).status, 200, 'policies survive with their CRD');
+    // Reinstalling adopts the kept CRD (it still carries the release's ownership annotations).
+    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'install', RELEASE, chart, '-n', NS, '--set', 'replicaCount=0']), 'helm install over the kept CRD');
+    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'uninstall', RELEASE, '-n', NS]), 'helm uninstall again');
+  });
+});

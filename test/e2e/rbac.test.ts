@@ -1,0 +1,141 @@
+// RBAC checked, not assumed (issue 6): the chart is installed with helm, a real token
+// of the chart's ServiceAccount is minted with the TokenRequest API, and
+// `node src/main.ts` runs with only that token (cluster-wide, sharded, like the
+// chart's Deployment). It must do its whole job: reflect policies and pods, patch
+// pods/status gate conditions, evict and delete, write policy status, create events
+// and hold its Lease, with no 403 anywhere. `kubectl auth can-i --as` then pins what
+// the ServiceAccount must NOT be able to do. The test plays the kubelet
+// (test/integration/support/fake-kubelet.ts).
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { startControlPlane } from '../support/cluster/index.ts';
+import type { ControlPlane } from '../support/cluster/index.ts';
+import { conditionOf, createFakePod, getPod, waitFor } from '../integration/support/fake-kubelet.ts';
+import type { FakePod } from '../integration/support/fake-kubelet.ts';
+
+const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
+const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const NS = 'outprobe';
+const SA = `system:serviceaccount:${NS}:outprobe`;
+const APP = 'rbac-app';
+const gate = 'outprobe.io/web';
+const fast = { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1 };
+
+function policy(name: string, spec: Record<string, unknown>): Record<string, unknown> {
+  return { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name, namespace: APP }, spec: { selector: { matchLabels: { app: name } }, ...spec } };
+}
+
+void describe('the controller with the chart\'s ServiceAccount', () => {
+  let cp: ControlPlane;
+  let tmp: string;
+  let child: ChildProcess | undefined;
+  const lines: string[] = [];
+  const pods: FakePod[] = [];
+  const helmEnv = (): NodeJS.ProcessEnv => ({ ...process.env, HELM_CACHE_HOME: `${tmp}/cache`, HELM_CONFIG_HOME: `${tmp}/config`, HELM_DATA_HOME: `${tmp}/data` });
+  const helm = (...args: string[]): void => {
+    const r = spawnSync(cp.binaries.helm, ['--kubeconfig', cp.kubeconfigPath, ...args], { encoding: 'utf8', env: helmEnv(), timeout: 60_000 });
+    assert.equal(r.status, 0, `helm ${args.join(' ')}: ${r.stderr}`);
+  };
+  /** `kubectl auth can-i` as the ServiceAccount: true for "yes", false for "no". */
+  const can = (...args: string[]): boolean => {
+    const r = spawnSync(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'auth', 'can-i', '--as', SA, ...args], { encoding: 'utf8', timeout: 30_000 });
+    assert.match(r.stdout.trim(), /^(yes|no)$/, r.stderr);
+    return r.stdout.trim() === 'yes';
+  };
+
+  before(async () => {
+    tmp = mkdtempSync(path.join(tmpdir(), 'outprobe-rbac-'));
+    cp = await startControlPlane();
+    // The chart's own RBAC, ServiceAccount and CRD; no controller pods (nothing would run them here).
+    helm('install', 'outprobe', chart, '-n', NS, '--create-namespace', '--set', 'replicaCount=0');
+    await waitFor('CRD served', async () => (await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200, 30_000);
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP } });
+  });
+  after(async () => {
+    child?.kill('SIGTERM');
+    for (const p of pods) await p.close();
+    await cp.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('does its whole job with a token of the chart\'s ServiceAccount, never forbidden', async () => {
+    const tr = await cp.kube.create(`/api/v1/namespaces/${NS}/serviceaccounts/outprobe/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+    const token = (tr['status'] as { token: string }).token;
+    const admin = cp.kubeconfig as { clusters: { cluster: Record<string, unknown> }[] };
+    const kubeconfig = path.join(tmp, 'sa-kubeconfig');
+    writeFileSync(kubeconfig, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
+      clusters: [{ name: 'c', cluster: admin.clusters[0]?.cluster }],
+      users: [{ name: 'sa', user: { token } }],
+      contexts: [{ name: 'sa', context: { cluster: 'c', user: 'sa', namespace: NS } }],
+    }), { mode: 0o600 });
+
+    await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies`, policy('web', { readiness: { conditionType: gate, probe: fast } }));
+    await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies`, policy('evicted', { liveness: { action: 'Evict', probe: fast }, remediation: { maxUnavailable: 1, haltAbovePercentFailing: 100 } }));
+    await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies`, policy('deleted', { liveness: { action: 'Delete', probe: fast }, remediation: { maxUnavailable: 1, haltAbovePercentFailing: 100 } }));
+    const web = await createFakePod(cp.kube, APP, 'web-0', { labels: { app: 'web' }, gate });
+    const ev = await createFakePod(cp.kube, APP, 'evicted-0', { labels: { app: 'evicted' } });
+    const del = await createFakePod(cp.kube, APP, 'deleted-0', { labels: { app: 'deleted' }, terminationGracePeriodSeconds: 5 });
+    pods.push(web, ev, del);
+
+    // As the chart runs it: all namespaces, sharding on with its Lease in the release namespace (POD_NAMESPACE).
+    child = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1'],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
+    for (const s of [child.stdout, child.stderr]) if (s !== null) createInterface({ input: s }).on('line', (l) => lines.push(l));
+    const exited = new Promise<number | null>((resolve) => child?.once('exit', (code) => resolve(code)));
+
+    await waitFor('gate condition True (pods/status patch)', async () => conditionOf(await getPod(cp.kube, web), gate)?.status === 'True', 30_000);
+    web.healthy = false;
+    await waitFor('gate condition False', async () => conditionOf(await getPod(cp.kube, web), gate)?.status === 'False', 15_000);
+    ev.healthy = false;
+    await waitFor('evicted (pods/eviction create)', async () => ((await getPod(cp.kube, ev))?.['metadata'] as { deletionTimestamp?: string } | undefined)?.deletionTimestamp !== undefined, 20_000);
+    del.healthy = false;
+    await waitFor('deleted (pods delete)', async () => ((await getPod(cp.kube, del))?.['metadata'] as { deletionTimestamp?: string } | undefined)?.deletionTimestamp !== undefined, 20_000);
+    await waitFor('policy status written (probepolicies/status)', async () => {
+      const s = (await cp.kube.get(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies/evicted`))['status'] as { remediations?: number; pods?: number } | undefined;
+      return (s?.remediations ?? 0) >= 1;
+    }, 15_000);
+    const webStatus = (await cp.kube.get(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies/web`))['status'] as { pods?: number };
+    assert.equal(webStatus.pods, 1);
+    await waitFor('events created', async () => {
+      const list = (await cp.kube.get(`/api/v1/namespaces/${APP}/events`))['items'] as { reportingComponent?: string }[];
+      return list.filter((e) => e.reportingComponent === 'outprobe.io/controller').length >= 2;
+    }, 15_000);
+    const leases = (await cp.kube.get(`/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`))['items'] as { spec?: { holderIdentity?: string } }[];
+    assert.ok(leases.some((l) => l.spec?.holderIdentity === 'outprobe-rbac-0'), `shard Lease held: ${JSON.stringify(leases)}`);
+
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, lines.join('\n'));
+    child = undefined;
+    const denied = lines.filter((l) => /forbidden|\b403\b/i.test(l));
+    assert.deepEqual(denied, [], 'no request was forbidden');
+    const leasesAfter = (await cp.kube.get(`/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`))['items'] as unknown[];
+    assert.equal(leasesAfter.length, 0, 'its Lease deleted on shutdown (leases delete)');
+  });
+
+  it('kubectl auth can-i: only the listed verbs, nothing on secrets, no pods/exec unless enabled', () => {
+    for (const args of [['get', 'pods', '-A'], ['list', 'pods', '-A'], ['watch', 'pods', '-A'], ['delete', 'pods', '-n', APP], ['patch', 'pods', '--subresource=status', '-n', APP],
+      ['create', 'pods', '--subresource=eviction', '-n', APP], ['create', 'events', '-n', APP], ['patch', 'events', '-n', APP], ['list', 'probepolicies.outprobe.io', '-A'],
+      ['patch', 'probepolicies.outprobe.io', '--subresource=status', '-n', APP], ['update', 'probepolicies.outprobe.io', '--subresource=status', '-n', APP],
+      ['create', 'leases.coordination.k8s.io', '-n', NS], ['delete', 'leases.coordination.k8s.io', '-n', NS]]) {
+      assert.equal(can(...args), true, `can ${args.join(' ')}`);
+    }
+    for (const args of [['get', 'secrets', '-n', NS], ['list', 'secrets', '-A'], ['watch', 'secrets', '-A'], ['get', 'secrets', '-n', APP], ['update', 'pods', '-n', APP], ['patch', 'pods', '-n', APP],
+      ['create', 'pods', '-n', APP], ['create', 'pods', '--subresource=exec', '-n', APP], ['update', 'pods', '--subresource=status', '-n', APP],
+      ['create', 'probepolicies.outprobe.io', '-n', APP], ['update', 'probepolicies.outprobe.io', '-n', APP], ['patch', 'probepolicies.outprobe.io', '-n', APP], ['delete', 'probepolicies.outprobe.io', '-n', APP],
+      ['create', 'leases.coordination.k8s.io', '-n', APP], ['list', 'configmaps', '-A'], ['list', 'nodes'], ['create', 'serviceaccounts/token', '-n', NS], ['impersonate', 'users']]) {
+      assert.equal(can(...args), false, `cannot ${args.join(' ')}`);
+    }
+    helm('upgrade', 'outprobe', chart, '-n', NS, '--reuse-values', '--set', 'execProbes.enabled=true');
+    assert.equal(can('create', 'pods', '--subresource=exec', '-n', APP), true, 'pods/exec with execProbes.enabled');
+    assert.equal(can('get', 'pods', '--subresource=exec', '-n', APP), false, 'only create on pods/exec');
+    assert.equal(can('get', 'secrets', '-n', NS), false);
+  });
+});
