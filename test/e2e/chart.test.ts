@@ -94,6 +94,14 @@ void describe('charts/outprobe', () => {
     for (const f of ciValues) ok(run(helm, ['lint', '--strict', chart, '-f', path.join(chart, 'ci', f)]), `helm lint ${f}`);
   });
 
+  it('helm package ships files/crds, so the packaged chart renders the CRD too', () => {
+    const out = path.join(helmHome, 'pkg');
+    ok(run(helm, ['package', chart, '-d', out]), 'helm package');
+    const tgz = path.join(out, readdirSync(out).find((f) => f.endsWith('.tgz')) ?? '');
+    const crd = docs(ok(run(helm, ['template', RELEASE, tgz, '--namespace', NS]), 'helm template <tgz>')).find((o) => o.kind === 'CustomResourceDefinition');
+    assert.deepEqual(crd?.spec, (parse(readFileSync(repoCrd, 'utf8')) as Obj).spec);
+  });
+
   it('values.schema.json rejects wrong types and unknown keys', () => {
     const bad: [string[], RegExp][] = [
       [['--set-string', 'replicaCount=two'], /replicaCount.*got string, want integer/s],
