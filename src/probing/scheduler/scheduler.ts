@@ -39,6 +39,13 @@ export interface SchedulerStats {
   readonly lastLagMs: number;
 }
 
+/**
+ * The reason a sleeping loop is woken with. Preallocated: `abort()` without a
+ * reason builds a DOMException with a stack trace, which cost about 7 % of a
+ * saturated scheduler's CPU.
+ */
+const wakeUp = new Error('scheduler wake-up');
+
 interface Entry {
   readonly target: ScheduledTarget;
   generation: number;
@@ -65,6 +72,8 @@ export class Scheduler {
   #lastLagMs = 0;
   #sleepingUntil = Number.POSITIVE_INFINITY;
   #wake: AbortController | undefined;
+  #looping = false;
+  #stepQueued = false;
 
   constructor(options: SchedulerOptions) {
     this.#clock = options.clock;
@@ -121,8 +130,9 @@ export class Scheduler {
 
   /** The loop: step, sleep until the next due time (or an earlier wake-up), repeat. */
   async start(signal: AbortSignal): Promise<void> {
-    const stop = (): void => this.#wake?.abort();
+    const stop = (): void => this.#wake?.abort(wakeUp);
     signal.addEventListener('abort', stop, { once: true });
+    this.#looping = true;
     while (!signal.aborted) {
       const { nextDueAt } = this.step();
       this.#wake = new AbortController();
@@ -130,6 +140,7 @@ export class Scheduler {
       await this.#clock.sleepUntil(this.#sleepingUntil, this.#wake.signal).catch(() => undefined);
       this.#sleepingUntil = Number.POSITIVE_INFINITY;
     }
+    this.#looping = false;
     signal.removeEventListener('abort', stop);
     for (const entry of this.#entries.values()) entry.running?.abort(new Error('scheduler stopped'));
     this.#queue.clear();
@@ -149,7 +160,23 @@ export class Scheduler {
     entry.generation = ++this.#generation;
     entry.dueAt = dueAt;
     this.#heap.push({ dueAt, key: entry.target.key, generation: entry.generation });
-    if (dueAt < this.#sleepingUntil) this.#wake?.abort();
+    if (dueAt >= this.#sleepingUntil) return;
+    if (this.#looping && dueAt <= this.#clock.now()) {
+      // Due at once (a trigger, or a zero period as in the benchmarks): one
+      // microtask steps for all of this tick's, and the loop sleeps on.
+      this.#queueStep();
+      return;
+    }
+    this.#wake?.abort(wakeUp);
+  }
+
+  #queueStep(): void {
+    if (this.#stepQueued) return;
+    this.#stepQueued = true;
+    queueMicrotask(() => {
+      this.#stepQueued = false;
+      if (this.#looping) this.step();
+    });
   }
 
   #dispatch(entry: Entry): void {

@@ -245,4 +245,26 @@ describe('Scheduler', () => {
     await loop;
     assert.deepEqual(rec.runs, [0, 1_000, 2_000, 3_000, 3_000]);
   });
+
+  it('start(): triggers while the loop sleeps run at once, one pass per burst, and the period restarts from it', async () => {
+    const { clock, scheduler, rec } = setup();
+    scheduler.upsert(rec.target('a', 10_000, 0));
+    scheduler.upsert(rec.target('b', 4_000, 0));
+    const stop = new AbortController();
+    const loop = scheduler.start(stop.signal);
+    await flush(); // both pass at 0; the loop sleeps until 4 000
+    clock.advance(2_500);
+    scheduler.trigger('a');
+    scheduler.trigger('a');
+    await flush();
+    assert.deepEqual(rec.runs, [0, 0, 2_500], 'the loop slept on; the trigger ran at once, once');
+    for (let i = 0; i < 21; i++) {
+      clock.advance(500); // 3 000 ... 13 000
+      await flush();
+    }
+    stop.abort();
+    await loop;
+    // b keeps its own timetable (4 000, 8 000, 12 000); a runs again a period after the triggered pass.
+    assert.deepEqual(rec.runs, [0, 0, 2_500, 4_000, 8_000, 12_000, 12_500]);
+  });
 });
