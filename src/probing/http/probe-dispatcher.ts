@@ -141,7 +141,11 @@ class Exchange implements Dispatcher.DispatchController {
     socket.on('data', (data: Buffer) => this.#guard(() => this.#parser.push(data)));
     socket.on('end', () => this.#guard(() => this.#parser.end()));
     socket.on('error', (err: Error) => this.fail(err));
-    socket.on('close', () => this.fail(new Error('EOF')));
+    socket.on('close', () => {
+      // Built only when it is news: an Error captures a stack trace, and every
+      // completed exchange closes its socket.
+      if (!this.#finished) this.fail(new Error('EOF'));
+    });
   }
 
   /** Ends the exchange with an error unless it already ended. */

@@ -5,6 +5,7 @@ import type { HttpProbeRequest } from '../request.ts';
 import { exchange } from './exchange.ts';
 import type { HopResult } from './exchange.ts';
 import { buildHeaders } from './headers.ts';
+import type { BuiltHeaders } from './headers.ts';
 import { ProbeDispatcher } from './probe-dispatcher.ts';
 import { isFollowedRedirect, nextHop } from './redirect.ts';
 import { describeTransportError } from './transport-error.ts';
@@ -34,6 +35,17 @@ class ProbeCancelled extends Error {}
 /** HTTP GET probes with the kubelet's semantics (kubelet-probes.md §5). */
 export function createHttpProber(options: HttpProberOptions): HttpProber {
   const dispatcher = options.dispatcher ?? new ProbeDispatcher();
+  // httpHeaders arrays come from the policy and are shared by every pass of
+  // its targets: canonicalise each one once.
+  const headerCache = new WeakMap<HttpProbeRequest['headers'], BuiltHeaders>();
+  const headersOf = (req: HttpProbeRequest): BuiltHeaders => {
+    let built = headerCache.get(req.headers);
+    if (built === undefined) {
+      built = buildHeaders(req.headers, options.userAgent);
+      headerCache.set(req.headers, built);
+    }
+    return built;
+  };
   return async (req, signal) => {
     if (signal?.aborted === true) return errored('probe cancelled');
     const deadline = new AbortController();
@@ -41,7 +53,7 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
     const cancel = (): void => deadline.abort(new ProbeCancelled());
     signal?.addEventListener('abort', cancel, { once: true });
     try {
-      return await run(dispatcher, options.userAgent, req, deadline.signal);
+      return await run(dispatcher, headersOf(req), req, deadline.signal);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', cancel);
@@ -49,8 +61,7 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
   };
 }
 
-async function run(dispatcher: Dispatcher, userAgent: string, req: HttpProbeRequest, signal: AbortSignal): Promise<Outcome> {
-  const headers = buildHeaders(req.headers, userAgent);
+async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbeRequest, signal: AbortSignal): Promise<Outcome> {
   const first = probeUrl(req.scheme, req.ip, req.port, req.path);
   let url = first;
   let host = headers.host ?? first.authority;

@@ -34,8 +34,26 @@ export function probeUrl(scheme: 'HTTP' | 'HTTPS', ip: string, port: number, pat
     hostname: ip,
     port,
     authority: joinHostPort(ip, port),
-    requestTarget: requestTarget(path),
+    requestTarget: cachedRequestTarget(path),
   };
+}
+
+/**
+ * requestTarget() of the paths seen recently. A policy has a handful of
+ * distinct paths and every probe pass would escape the same one again; the
+ * cache is dropped whole when it fills, so odd inputs cannot grow it.
+ */
+const targetCache = new Map<string, string>();
+const targetCacheMax = 1024;
+
+function cachedRequestTarget(path: string): string {
+  let target = targetCache.get(path);
+  if (target === undefined) {
+    target = requestTarget(path);
+    if (targetCache.size >= targetCacheMax) targetCache.clear();
+    targetCache.set(path, target);
+  }
+  return target;
 }
 
 export function probeUrlString(url: ProbeUrl): string {
