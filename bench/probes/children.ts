@@ -66,9 +66,13 @@ export function track(command: string, args: readonly string[], label: string, o
   return child;
 }
 
-/** Spawns `bench/probes/<script>` with the running Node (process.execPath), config in an env var. */
+/**
+ * Spawns `bench/probes/<script>` with the running Node (process.execPath), config in an env var.
+ * `BENCH_NODE_ARGS` (space-separated) adds Node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+ */
 export function spawnNode(script: string, config: unknown, label: string): ChildProcess {
-  return track(process.execPath, [new URL(script, import.meta.url).pathname], label, {
+  const nodeArgs = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+  return track(process.execPath, [...nodeArgs, new URL(script, import.meta.url).pathname], label, {
     env: { ...process.env, OUTPROBE_BENCH_CONFIG: JSON.stringify(config) },
   });
 }
@@ -103,7 +107,12 @@ export async function runNodeForJson<T>(script: string, config: unknown, label: 
   try {
     return await firstJsonLine<T>(child, timeoutMs);
   } finally {
-    if (child.exitCode === null) child.kill('SIGTERM');
+    // The child exits by itself after its report (writing a --cpu-prof profile
+    // on the way out); a straggler is stopped.
+    if (child.exitCode === null && child.signalCode === null) {
+      await Promise.race([once(child, 'exit'), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    }
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   }
 }
 

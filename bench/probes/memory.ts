@@ -16,7 +16,7 @@ import { startFleet } from './fleet.ts';
 import type { Fleet } from './fleet.ts';
 import { memoryBenchOptions } from './options.ts';
 import type { MemoryBenchOptions } from './options.ts';
-import type { OutcomeCounts } from './prober-worker.ts';
+import type { OutcomeCounts } from './saturate.ts';
 import { timeWaitSockets } from './system.ts';
 
 const userAgent = 'kube-probe/1.37';

@@ -5,11 +5,10 @@
  * window as one JSON line on stdout. A warm-up run (same code, own Scheduler)
  * comes first so JIT compilation and module loading are not measured.
  */
-import { performance } from 'node:perf_hooks';
-import { systemClock, systemRandom } from '../../src/kernel/index.ts';
-import { createGrpcProber, createHttpProber, Scheduler, tcpProbe } from '../../src/probing/index.ts';
-import type { Outcome } from '../../src/probing/index.ts';
+import { createGrpcProber, createHttpProber, tcpProbe } from '../../src/probing/index.ts';
 import { childConfig, exitWhenParentGoes } from './children.ts';
+import { runQuota } from './saturate.ts';
+import type { OutcomeCounts, Probe } from './saturate.ts';
 import type { Listener } from './targets.ts';
 
 export type Protocol = 'http' | 'tcp' | 'grpc';
@@ -24,13 +23,6 @@ export interface WorkerConfig {
   readonly timeoutMs: number;
 }
 
-export interface OutcomeCounts {
-  success: number;
-  warning: number;
-  failure: number;
-  errored: number;
-}
-
 export interface WorkerReport {
   readonly protocol: Protocol;
   readonly probes: number;
@@ -43,8 +35,6 @@ export interface WorkerReport {
   readonly rssBytes: number;
   readonly heapUsedBytes: number;
 }
-
-type Probe = (signal: AbortSignal) => Promise<Outcome>;
 
 const userAgent = 'kube-probe/1.37';
 
@@ -73,62 +63,12 @@ function probesFor(config: WorkerConfig): Probe[] {
   }
 }
 
-interface RunResult {
-  readonly cpu: NodeJS.CpuUsage;
-  readonly wallMs: number;
-  readonly outcomes: OutcomeCounts;
-  readonly problems: readonly string[];
-}
-
-/**
- * Every target is due at once and again `periodMs` after each completion, so
- * the scheduler stays saturated at its concurrency bound. Passes beyond the
- * quota remove their own target; the loop is stopped when the last probe of
- * the quota has completed, so nothing is cut short inside the window.
- */
-async function runQuota(probes: readonly Probe[], quota: number, config: WorkerConfig): Promise<RunResult> {
-  const scheduler = new Scheduler({ clock: systemClock, random: systemRandom, concurrency: config.concurrency });
-  const stop = new AbortController();
-  const outcomes: OutcomeCounts = { success: 0, warning: 0, failure: 0, errored: 0 };
-  const problems = new Set<string>();
-  let started = 0;
-  let done = 0;
-  const now = systemClock.now();
-  probes.forEach((probe, i) => {
-    const key = `${config.protocol}/${String(i)}`;
-    scheduler.upsert({
-      key,
-      periodMs: config.periodMs,
-      firstDueAt: now,
-      jitter: false,
-      run: async (signal) => {
-        if (started >= quota) {
-          scheduler.remove(key);
-          return;
-        }
-        started++;
-        const outcome = await probe(signal);
-        outcomes[outcome.kind]++;
-        if (outcome.kind === 'failure' && problems.size < 5) problems.add(outcome.output);
-        if (outcome.kind === 'errored' && problems.size < 5) problems.add(outcome.error);
-        if (++done === quota) stop.abort();
-      },
-    });
-  });
-  const cpuBefore = process.cpuUsage();
-  const wallBefore = performance.now();
-  await scheduler.start(stop.signal);
-  const wallMs = performance.now() - wallBefore;
-  const cpu = process.cpuUsage(cpuBefore);
-  return { cpu, wallMs, outcomes, problems: [...problems] };
-}
-
 async function main(): Promise<void> {
   const config = childConfig<WorkerConfig>();
   exitWhenParentGoes();
   const probes = probesFor(config);
-  if (config.warmup > 0) await runQuota(probes, config.warmup, config);
-  const result = await runQuota(probes, config.probes, config);
+  if (config.warmup > 0) await runQuota(probes, config.warmup, config.protocol, config);
+  const result = await runQuota(probes, config.probes, config.protocol, config);
   const memory = process.memoryUsage();
   const report: WorkerReport = {
     protocol: config.protocol,
