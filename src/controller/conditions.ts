@@ -24,6 +24,20 @@ export function gateConditionFor(type: string, container: string, t: Transition)
   }
 }
 
+/**
+ * The condition to write again when the server lost this replica's confirmed
+ * status: the last condition the target's transitions asked for, with the
+ * times of now (the status changes back now); or, for a value only inherited
+ * and then confirmed by probes, a fresh one.
+ */
+export function repairCondition(type: string, container: string, status: 'True' | 'False', last: GateCondition | null, now: number): GateCondition {
+  const at = rfc3339(now);
+  if (last !== null && last.status === status) return { ...last, lastTransitionTime: at, lastProbeTime: at };
+  return status === 'True'
+    ? { type, status, reason: 'ProbeSucceeded', message: `Readiness probe of container ${container} succeeded`, lastTransitionTime: at, lastProbeTime: at }
+    : { type, status, reason: 'ProbeFailed', message: `Readiness probe of container ${container} failed`, lastTransitionTime: at, lastProbeTime: at };
+}
+
 /** Fail open when a policy goes away, so its gate never strands pods (kubelet-probes.md §9). */
 export function failOpenCondition(type: string, now: number): GateCondition {
   const at = rfc3339(now);

@@ -80,6 +80,7 @@ export class Controller {
       clock,
       patch: (pod, condition) => patchGateCondition(client, pod, condition),
       onWrite: (pod, condition, result, error) => observe({ type: 'gate-write', pod, condition, result, ...(error === undefined ? {} : { error }) }),
+      onRepair: (pod, condition, serverStatus) => observe({ type: 'gate-repair', pod, condition, serverStatus }),
     });
     this.pods = new Reflector<Pod>({
       client,

@@ -14,6 +14,7 @@ export type ControllerEvent =
   | { readonly type: 'probe'; readonly target: TargetPlan; readonly pod: Pod; readonly outcome: Outcome; readonly durationMs: number; readonly observe: boolean }
   | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
   | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly error?: unknown }
+  | { readonly type: 'gate-repair'; readonly pod: PodRef; readonly condition: GateCondition; readonly serverStatus: string | undefined }
   | { readonly type: 'gate-skipped'; readonly target: TargetPlan; readonly pod: Pod; readonly condition: GateCondition; readonly why: 'observe' | 'ungated' }
   | { readonly type: 'remediation'; readonly policy: PolicyRef; readonly pod: PodRef; readonly action: 'Evict' | 'Delete'; readonly result: RemediationResult; readonly message: string }
   | { readonly type: 'halt'; readonly policy: PolicyRef; readonly halted: boolean; readonly message: string }

@@ -40,8 +40,15 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     },
     'gate-write': (e) => {
       metrics.recordGateWrite(e.result);
-      if (e.result === 'written') emit(podObject(e.pod), 'Normal', 'ReadinessGateChanged', `Set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`);
+      if (e.result === 'written') {
+        emit(podObject(e.pod), 'Normal', 'ReadinessGateChanged', `Set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`);
+        log.debug('gate written', { pod: ref(e.pod), conditionType: e.condition.type, status: e.condition.status, reason: e.condition.reason });
+      }
       if (e.result === 'failed') log.warn('gate write failed, will retry', { pod: ref(e.pod), error: errorText(e.error) });
+    },
+    'gate-repair': (e) => {
+      metrics.recordGateRepair();
+      log.info('readiness gate changed by another writer: writing it back', { pod: ref(e.pod), conditionType: e.condition.type, server: e.serverStatus ?? null, status: e.condition.status });
     },
     'gate-skipped': (e) => {
       if (e.why === 'observe') emit(podObject(e.pod), 'Normal', 'WouldChangeReadinessGate', `Observe mode: would set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`);

@@ -7,6 +7,7 @@ import { containerStarted, createTarget, decide, instanceOf, record, reconfigure
 import type { ContainerView, TargetState, TargetView, Transition } from '../results/index.ts';
 import type { AddressGuard, ProbeRequest, TargetPlan } from '../targets/index.ts';
 import { buildRequest } from '../targets/index.ts';
+import type { GateCondition } from '../writeback/index.ts';
 
 /** The executors the runner dispatches to. */
 export interface Probers {
@@ -20,6 +21,8 @@ export interface Probers {
 export interface Target {
   plan: TargetPlan;
   state: TargetState;
+  /** Readiness: the gate condition its last transition asked for (kept to repair the server's copy). */
+  gate: GateCondition | null;
 }
 
 export interface PassHooks {
@@ -46,6 +49,7 @@ export function containerView(pod: Pod, name: string): ContainerView | undefined
 export function newTarget(plan: TargetPlan, seedTrue: boolean): Target {
   return {
     plan,
+    gate: null,
     state: createTarget(
       { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },
       { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success' } : undefined },

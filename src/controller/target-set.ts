@@ -2,12 +2,13 @@ import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
 import type { Scheduler } from '../probing/index.ts';
+import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, selects } from '../targets/index.ts';
 import type { AddressGuard, TargetPlan } from '../targets/index.ts';
 import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
-import { failOpenCondition, gateConditionFor } from './conditions.ts';
+import { failOpenCondition, gateConditionFor, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
 import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -81,6 +82,7 @@ export class TargetSet {
       return;
     }
     if (old !== undefined && old.uid !== pod.uid) this.#dropPod(old.uid);
+    this.#d.gates.observe(pod.uid, pod.resourceVersion);
     this.reconcilePod(pod, old);
   }
 
@@ -92,7 +94,10 @@ export class TargetSet {
   reconcilePod(pod: Pod, old: Pod | undefined): void {
     const wanted = new Map<string, TargetPlan>();
     const issues = new Map<string, string>();
-    if (this.#d.owns(pod) && pod.phase !== 'Succeeded' && pod.phase !== 'Failed') {
+    const owned = this.#d.owns(pod);
+    // A pod this replica lost: no write of its own may still be retried or repaired.
+    if (!owned) this.#d.gates.forget(pod.uid);
+    if (owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed') {
       for (const entry of this.#d.policies.values()) {
         const policy = entry.policy;
         if (policy === undefined || !selects(policy, pod)) continue;
@@ -216,8 +221,8 @@ export class TargetSet {
     });
   }
 
-  #pass(target: Target, signal: AbortSignal): Promise<void> {
-    return runPass(
+  async #pass(target: Target, signal: AbortSignal): Promise<void> {
+    await runPass(
       target,
       {
         clock: this.#d.clock,
@@ -239,6 +244,30 @@ export class TargetSet {
       },
       signal,
     );
+    if (!signal.aborted && target.plan.kind === 'readiness') this.#repairGate(target);
+  }
+
+  /**
+   * After a readiness pass: when this target's own probes confirm its value
+   * and the pod (as the informer shows it) carries another status, desire the
+   * confirmed condition again. This is how a gate that another writer changed
+   * after this replica's last transition is put right: a previous owner's late
+   * write during handover, or a status this replica took over (seeded) that
+   * changed before its first write. The GateWriter tells a lagging informer
+   * from a real change.
+   */
+  #repairGate(target: Target): void {
+    const type = target.plan.conditionType;
+    const verdict = confirmedResult(target.state);
+    if (type === undefined || verdict === null || this.#targets.get(target.plan.key) !== target || this.#observeMode(target)) return;
+    const pod = this.#d.pods.get(target.plan.podKey);
+    if (pod === undefined || pod.uid !== target.plan.podUid || !pod.readinessGates.includes(type) || !this.#d.owns(pod)) return;
+    const want = verdict === 'success' ? 'True' : 'False';
+    const have = gateStatus(pod, type);
+    // A missing condition already holds the pod not ready.
+    if (have === want || (want === 'False' && have === undefined)) return;
+    const condition = repairCondition(type, target.plan.container, want, target.gate, this.#d.clock.now());
+    this.#d.gates.desire(podRef(pod), condition, have);
   }
 
   #observeMode(t: Target): boolean {
@@ -252,6 +281,7 @@ export class TargetSet {
       const type = target.plan.conditionType;
       const condition = type === undefined ? null : gateConditionFor(type, target.plan.container, transition);
       if (condition === null || type === undefined) return;
+      target.gate = condition;
       // A missing gate condition already holds the pod not ready: the initial
       // False is not worth a write (a new pod costs one write, when it turns True).
       if (transition.cause === 'initial' && gateStatus(pod, type) === undefined) return;

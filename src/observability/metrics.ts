@@ -43,6 +43,7 @@ export class Metrics {
   readonly #apiRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly #apiDuration: Histogram<'verb' | 'resource'>;
   readonly #gateWrites: Counter<'result'>;
+  readonly #gateRepairs: Counter;
   readonly #remediations: Counter<'policy' | 'action' | 'result'>;
   readonly #transitions: Counter<'policy' | 'kind' | 'to'>;
   readonly #probeErrors: Gauge<'policy'>;
@@ -65,6 +66,7 @@ export class Metrics {
     this.#apiRequests = new Counter({ name: `${prefix}api_requests_total`, help: 'Kubernetes API requests by verb, resource and HTTP code ("<error>" when no response).', labelNames: ['verb', 'resource', 'code'], registers });
     this.#apiDuration = new Histogram({ name: `${prefix}api_request_duration_seconds`, help: 'Kubernetes API request latency.', labelNames: ['verb', 'resource'], buckets: latencyBuckets, registers });
     this.#gateWrites = new Counter({ name: `${prefix}gate_writes_total`, help: 'Readiness-gate condition writes by result.', labelNames: ['result'], registers });
+    this.#gateRepairs = new Counter({ name: `${prefix}gate_repairs_total`, help: 'Confirmed gate conditions written again because another writer had changed them (a previous owner during handover, or a person).', registers });
     this.#remediations = new Counter({ name: `${prefix}remediations_total`, help: 'Liveness remediations by policy, action and result.', labelNames: ['policy', 'action', 'result'], registers });
     this.#transitions = new Counter({ name: `${prefix}transitions_total`, help: 'Committed result transitions by policy, probe kind and new value.', labelNames: ['policy', 'kind', 'to'], registers });
     this.#probeErrors = new Gauge({ name: `${prefix}probe_errors`, help: 'Targets of a policy whose last probe attempt errored (not counted as failure).', labelNames: ['policy'], registers });
@@ -113,6 +115,10 @@ export class Metrics {
   recordApiRequest(r: RequestRecord): void {
     this.#apiRequests.inc({ verb: r.verb, resource: r.resource, code: r.status === 0 ? '<error>' : String(r.status) });
     this.#apiDuration.observe({ verb: r.verb, resource: r.resource }, Math.max(0, r.durationMs) / 1000);
+  }
+
+  recordGateRepair(): void {
+    this.#gateRepairs.inc();
   }
 
   recordGateWrite(result: GateWriteResult): void {

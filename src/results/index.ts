@@ -11,7 +11,7 @@ export { containerStarted, decideContainer } from './gating.ts';
 export type { ContainerDecisions, ContainerTargets } from './gating.ts';
 export { isNewInstance, sameInstance } from './instance.ts';
 export type { InstanceId } from './instance.ts';
-export { record, recordReasons } from './record.ts';
+export { confirmedResult, record, recordReasons } from './record.ts';
 export type { RecordReason, RecordResult } from './record.ts';
 export { initialResult, probeResults } from './result.ts';
 export type { CountedResult, ProbeResult } from './result.ts';

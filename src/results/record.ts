@@ -78,3 +78,17 @@ function holds(state: TargetState, result: CountedResult): boolean {
   const { kind } = state.key;
   return kind === 'startup' || (kind === 'liveness' && result === 'failure');
 }
+
+/**
+ * The committed value when the target's own probes confirm it: the last
+ * counted result equals it and its run has reached the threshold. `null` for
+ * a value that is only inherited (a seed) or initial, or not yet re-confirmed
+ * after a reconfiguration. Write-back uses this to repair a server-side
+ * condition that another writer changed, without ever acting on a value its
+ * own probes have not reached (design rule 5).
+ */
+export function confirmedResult(state: TargetState): CountedResult | null {
+  const last = state.lastResult;
+  if (last === null || state.stopped || state.committed !== last) return null;
+  return state.resultRun >= (last === 'success' ? state.config.successThreshold : state.config.failureThreshold) ? last : null;
+}

@@ -1,6 +1,6 @@
 import type { KubeClient } from '../kube/index.ts';
 import { isKubeError } from '../kube/index.ts';
-import type { GateCondition, PodRef } from './gate-writer.ts';
+import type { GateCondition, GatePatchResult, PodRef } from './gate-writer.ts';
 
 /**
  * The API calls of the write-back stage, each with the safety the design
@@ -12,16 +12,16 @@ import type { GateCondition, PodRef } from './gate-writer.ts';
 const podPath = (pod: PodRef): string => `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`;
 
 /** Strategic-merge patch of one condition on pods/status (merges by `type`). */
-export async function patchGateCondition(client: KubeClient, pod: PodRef, condition: GateCondition): Promise<'ok' | 'gone'> {
+export async function patchGateCondition(client: KubeClient, pod: PodRef, condition: GateCondition): Promise<GatePatchResult> {
   try {
-    await client.request({
+    const updated = await client.request<{ metadata?: { resourceVersion?: string } }>({
       method: 'PATCH',
       path: `${podPath(pod)}/status`,
       patch: 'strategic',
       body: { metadata: { uid: pod.uid }, status: { conditions: [condition] } },
       retry: true,
     });
-    return 'ok';
+    return { resourceVersion: updated.metadata?.resourceVersion ?? '' };
   } catch (err: unknown) {
     // 404: gone. 409: the uid guard refused (the name now belongs to another pod).
     if (isKubeError(err, 'NotFound') || isKubeError(err, 'Conflict')) return 'gone';

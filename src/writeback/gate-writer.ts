@@ -19,11 +19,14 @@ export interface PodRef {
 }
 
 /**
- * Sends one condition with a UID guard. Resolves 'ok' when the server took it,
- * 'gone' when the pod no longer exists under that UID (404, or 409 from the
- * uid guard); throws on anything else (retried by the sweep).
+ * Sends one condition with a UID guard. Resolves with the pod's
+ * resourceVersion after the write when the server took it, 'gone' when the
+ * pod no longer exists under that UID (404, or 409 from the uid guard);
+ * throws on anything else (retried by the sweep).
  */
-export type GatePatch = (pod: PodRef, condition: GateCondition) => Promise<'ok' | 'gone'>;
+export type GatePatch = (pod: PodRef, condition: GateCondition) => Promise<GatePatchResult>;
+
+export type GatePatchResult = { readonly resourceVersion: string } | 'gone';
 
 export type GateWriteResult = 'written' | 'gone' | 'failed';
 
@@ -32,6 +35,13 @@ export interface GateWriterOptions {
   readonly patch: GatePatch;
   /** Called after every attempt (metrics, events). */
   readonly onWrite?: (pod: PodRef, condition: GateCondition, result: GateWriteResult, error?: unknown) => void;
+  /** Called when a confirmed condition is written again because the server showed `serverStatus`. */
+  readonly onRepair?: (pod: PodRef, condition: GateCondition, serverStatus: string | undefined) => void;
+  /**
+   * How long after a write the informer may still show the pod as it was
+   * before it, if the write's own resourceVersion has not been seen. @default 10000
+   */
+  readonly echoWaitMs?: number;
 }
 
 interface Entry {
@@ -43,9 +53,9 @@ interface Entry {
   confirmed: number;
   inFlight: boolean;
   failedAt: number | undefined;
+  /** This replica's last write, until the informer shows its resourceVersion. */
+  echo: { readonly resourceVersion: string; readonly at: number } | undefined;
 }
-
-const key = (uid: string, type: string): string => `${uid}\u0000${type}`;
 
 /**
  * Version-gated writes of gate conditions (kubelet status manager pattern,
@@ -55,10 +65,19 @@ const key = (uid: string, type: string): string => `${uid}\u0000${type}`;
  * is in flight at a time, and a write that completes after a newer desire was
  * accepted is followed by the newer one, so a stale write never has the last
  * word. Failed writes are retried by `sweep()`.
+ *
+ * A confirmed condition can still be overwritten on the server by another
+ * writer: a replica that owned the pod before and whose write landed late, or
+ * a person. `desire()` called again with the same condition and a server
+ * status that differs repairs that, unless the server status may predate this
+ * replica's own last write: until the informer shows the resourceVersion that
+ * write returned (`observe()`), or `echoWaitMs` has passed, a differing
+ * status is taken as the informer lagging, not as a change.
  */
 export class GateWriter {
   readonly #o: GateWriterOptions;
-  readonly #entries = new Map<string, Entry>();
+  /** pod UID → condition type → entry. */
+  readonly #entries = new Map<string, Map<string, Entry>>();
   readonly #idle = new Set<() => void>();
   #inFlight = 0;
 
@@ -66,32 +85,35 @@ export class GateWriter {
     this.#o = options;
   }
 
-  /**
-   * Records what the server has now (from the informer). When it already
-   * matches what is desired, no write is needed: this is what keeps a
-   * restarted controller at zero writes for pods whose condition is right.
-   */
-  observe(pod: PodRef, current: { readonly type: string; readonly status: string } | undefined, type: string): void {
-    const entry = this.#entries.get(key(pod.uid, type));
-    if (entry === undefined || entry.inFlight || current === undefined) return;
-    if (current.status === entry.desired.status && entry.confirmed < entry.version) entry.confirmed = entry.version;
+  /** The informer saw this pod at `resourceVersion`: ends the wait for the echo of a write. */
+  observe(uid: string, resourceVersion: string): void {
+    const byType = this.#entries.get(uid);
+    if (byType === undefined) return;
+    for (const e of byType.values()) if (e.echo?.resourceVersion === resourceVersion) e.echo = undefined;
   }
 
   /**
    * Sets the desired condition. `serverStatus` is the condition's status on
-   * the pod as last seen; when it already equals `condition.status` and no
-   * other value was desired before, nothing is written.
+   * the pod as the informer last showed it; when it already equals
+   * `condition.status` and no other value was desired before, nothing is
+   * written. The same condition desired again while the server shows another
+   * status is written again (see the class comment).
    */
   desire(pod: PodRef, condition: GateCondition, serverStatus: string | undefined): void {
-    const k = key(pod.uid, condition.type);
-    const entry = this.#entries.get(k);
+    let byType = this.#entries.get(pod.uid);
+    const entry = byType?.get(condition.type);
     if (entry === undefined) {
-      const fresh: Entry = { pod, desired: condition, version: 1, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, failedAt: undefined };
-      this.#entries.set(k, fresh);
+      const fresh: Entry = { pod, desired: condition, version: 1, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, failedAt: undefined, echo: undefined };
+      if (byType === undefined) this.#entries.set(pod.uid, (byType = new Map<string, Entry>()));
+      byType.set(condition.type, fresh);
       this.#kick(fresh);
       return;
     }
-    if (sameCondition(entry.desired, condition)) return;
+    if (sameCondition(entry.desired, condition)) {
+      if (entry.inFlight || entry.confirmed < entry.version || serverStatus === condition.status) return;
+      if (this.#awaitingEcho(entry)) return;
+      this.#o.onRepair?.(pod, condition, serverStatus);
+    }
     entry.pod = pod;
     entry.desired = condition;
     entry.version++;
@@ -100,19 +122,21 @@ export class GateWriter {
 
   /** Drops every entry of a pod (it was deleted, or this replica no longer owns it). */
   forget(uid: string): void {
-    for (const [k, e] of this.#entries) if (e.pod.uid === uid) this.#entries.delete(k);
+    this.#entries.delete(uid);
   }
 
   /** Retries failed writes whose backoff has passed. */
   sweep(retryAfterMs = 1000): void {
     const now = this.#o.clock.now();
-    for (const e of this.#entries.values()) if (e.failedAt !== undefined && now - e.failedAt >= retryAfterMs) this.#kick(e);
+    for (const byType of this.#entries.values()) {
+      for (const e of byType.values()) if (e.failedAt !== undefined && now - e.failedAt >= retryAfterMs) this.#kick(e);
+    }
   }
 
   /** Desired but unconfirmed entries (0 in steady state). */
   get pending(): number {
     let n = 0;
-    for (const e of this.#entries.values()) if (e.confirmed < e.version) n++;
+    for (const byType of this.#entries.values()) for (const e of byType.values()) if (e.confirmed < e.version) n++;
     return n;
   }
 
@@ -124,7 +148,14 @@ export class GateWriter {
 
   /** The desired condition for a pod, if any (for status aggregation). */
   desired(uid: string, type: string): GateCondition | undefined {
-    return this.#entries.get(key(uid, type))?.desired;
+    return this.#entries.get(uid)?.get(type)?.desired;
+  }
+
+  #awaitingEcho(entry: Entry): boolean {
+    if (entry.echo === undefined) return false;
+    if (this.#o.clock.now() - entry.echo.at < (this.#o.echoWaitMs ?? 10_000)) return true;
+    entry.echo = undefined;
+    return false;
   }
 
   #kick(entry: Entry): void {
@@ -138,11 +169,14 @@ export class GateWriter {
       (result) => {
         this.#done(entry);
         if (result === 'gone') {
-          this.#entries.delete(key(entry.pod.uid, condition.type));
+          const byType = this.#entries.get(entry.pod.uid);
+          if (byType?.get(condition.type) === entry) byType.delete(condition.type);
+          if (byType?.size === 0) this.#entries.delete(entry.pod.uid);
           this.#o.onWrite?.(entry.pod, condition, 'gone');
           return;
         }
         entry.confirmed = Math.max(entry.confirmed, version);
+        entry.echo = { resourceVersion: result.resourceVersion, at: this.#o.clock.now() };
         this.#o.onWrite?.(entry.pod, condition, 'written');
         this.#kick(entry); // a newer desire may have arrived meanwhile
       },

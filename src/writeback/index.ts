@@ -8,4 +8,4 @@ export type { DisruptionOptions, DisruptionResult, DisruptionTarget } from './ap
 export { budgetDecision, failingPercent, isHalted, resolveMaxUnavailable } from './budget.ts';
 export type { BudgetDecision, BudgetPod, BudgetSpec } from './budget.ts';
 export { GateWriter } from './gate-writer.ts';
-export type { GateCondition, GatePatch, GateWriteResult, GateWriterOptions, PodRef } from './gate-writer.ts';
+export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriterOptions, PodRef } from './gate-writer.ts';

@@ -8,7 +8,7 @@ import type { ControlPlane } from '../support/cluster/index.ts';
 import { invalidPolicies, unhonourablePolicies } from '../fixtures/policies/invalid.ts';
 import { startController, installCrd } from './support/controller.ts';
 import type { RunningController } from './support/controller.ts';
-import { conditionOf, createFakePod, getPod, mergePatch, restartContainer, waitFor } from './support/fake-kubelet.ts';
+import { conditionOf, createFakePod, getPod, mergePatch, restartContainer, strategicPatch, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod } from './support/fake-kubelet.ts';
 
 const gate = 'outprobe.io/web';
@@ -120,6 +120,30 @@ describe('controller against a real kube-apiserver', () => {
     assert.equal(unhealthy.source?.component, 'outprobe');
     assert.ok(list.some((e) => e.reason === 'ReadinessGateChanged'));
     assert.match(await c.metrics.text(), /outprobe_probes_total\{policy="[^"]+\/web",kind="readiness",result="failure"\} [1-9]/);
+  });
+
+  it('a gate that another writer turned False is put back by the next confirming probe', async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), policy(ns, 'web', { readiness: { conditionType: gate, probe: fastHttp } }));
+    const p = await pod(ns, 'web-0', { labels: { app: 'web' }, gate });
+    const c = controllerFor(ns);
+    await waitFor('gate True', async () => conditionOf(await getPod(cp.kube, p), gate)?.status === 'True');
+    await new Promise((r) => setTimeout(r, 1500)); // the informer has shown outprobe's own write
+    const writesBefore = c.events.filter((e) => e.type === 'gate-write' && e.result === 'written').length;
+    // What a previous owner's late write during a handover looks like to this replica.
+    await strategicPatch(cp.kube, `/api/v1/namespaces/${ns}/pods/${p.name}/status`, {
+      metadata: { uid: p.uid },
+      status: { conditions: [{ type: gate, status: 'False', reason: 'ProbeFailed', message: 'Readiness probe failed: late write' }] },
+    });
+    const back = await waitFor('gate True again', async () => {
+      const cond = conditionOf(await getPod(cp.kube, p), gate);
+      return cond?.status === 'True' ? cond : undefined;
+    }, 10_000, 50);
+    assert.equal(back.reason, 'ProbeSucceeded');
+    await new Promise((r) => setTimeout(r, 1500)); // and then steady state again
+    const writes = c.events.filter((e) => e.type === 'gate-write' && e.result === 'written').length;
+    assert.equal(writes - writesBefore, 1, 'one repair, no more');
+    assert.ok(p.healthy && p.hits > 0);
   });
 
   it('liveness failure evicts the pod with uid and resourceVersion preconditions', async () => {

@@ -1,25 +1,35 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GateWriter } from '../../../src/writeback/gate-writer.ts';
-import type { GateCondition, PodRef } from '../../../src/writeback/gate-writer.ts';
+import type { GateCondition, GatePatchResult, PodRef } from '../../../src/writeback/gate-writer.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 
 const pod: PodRef = { uid: 'u1', namespace: 'ns', name: 'p' };
-const cond = (status: 'True' | 'False', message = ''): GateCondition => ({
+const cond = (status: 'True' | 'False', message = '', at = '2026-11-23T00:00:00Z'): GateCondition => ({
   type: 'outprobe.io/web',
   status,
   reason: status === 'True' ? 'ProbeSucceeded' : 'ProbeFailed',
   message,
-  lastTransitionTime: '2026-11-23T00:00:00Z',
-  lastProbeTime: '2026-11-23T00:00:00Z',
+  lastTransitionTime: at,
+  lastProbeTime: at,
 });
 
 /** A patch whose calls the test completes by hand, in any order. */
-function manualPatch(): { calls: { condition: GateCondition; resolve: (r: 'ok' | 'gone') => void; reject: (e: Error) => void }[]; patch: (p: PodRef, c: GateCondition) => Promise<'ok' | 'gone'> } {
-  const calls: { condition: GateCondition; resolve: (r: 'ok' | 'gone') => void; reject: (e: Error) => void }[] = [];
+interface Call {
+  condition: GateCondition;
+  /** 'ok' stands for the server's answer at resourceVersion "rv<n>", n counting the calls from 1. */
+  resolve: (r: 'ok' | 'gone') => void;
+  reject: (e: Error) => void;
+}
+function manualPatch(): { calls: Call[]; patch: (p: PodRef, c: GateCondition) => Promise<GatePatchResult> } {
+  const calls: Call[] = [];
   return {
     calls,
-    patch: (_p, condition) => new Promise((resolve, reject) => calls.push({ condition, resolve, reject })),
+    patch: (_p, condition) =>
+      new Promise((resolve, reject) => {
+        const resourceVersion = `rv${calls.length + 1}`;
+        calls.push({ condition, resolve: (r) => resolve(r === 'gone' ? 'gone' : { resourceVersion }), reject });
+      }),
   };
 }
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -87,6 +97,60 @@ describe('GateWriter', () => {
     assert.equal(m.calls.length, 2);
     m.calls[1]!.resolve('ok');
     await tick();
+    assert.equal(w.pending, 0);
+  });
+
+  it('writes a confirmed condition again when the server shows another status (a late write of a previous owner)', async () => {
+    const clock = new FakeClock();
+    const m = manualPatch();
+    const w = new GateWriter({ clock, patch: m.patch });
+    // Taken over with the informer showing True: nothing to write.
+    w.desire(pod, cond('True'), 'True');
+    assert.equal(m.calls.length, 0);
+    // The previous owner's False lands; the same verdict desired again repairs it, restamped.
+    w.desire(pod, cond('True', '', '2026-11-23T00:00:09Z'), 'False');
+    assert.equal(m.calls.length, 1);
+    assert.equal(m.calls[0]!.condition.lastTransitionTime, '2026-11-23T00:00:09Z');
+    m.calls[0]!.resolve('ok');
+    await tick();
+    assert.equal(w.pending, 0);
+    // The informer shows the write (rv1); a later other writer is repaired again.
+    w.observe(pod.uid, 'rv1');
+    w.desire(pod, cond('True'), 'False');
+    assert.equal(m.calls.length, 2);
+  });
+
+  it('takes a differing status for a lagging informer until it shows the write or echoWaitMs passes', async () => {
+    const clock = new FakeClock();
+    const m = manualPatch();
+    const w = new GateWriter({ clock, patch: m.patch, echoWaitMs: 5000 });
+    w.desire(pod, cond('False'), 'True');
+    m.calls[0]!.resolve('ok');
+    await tick();
+    // The informer still shows the pod before the write: not a change by anyone else.
+    w.observe(pod.uid, 'rv0');
+    w.desire(pod, cond('False'), 'True');
+    assert.equal(m.calls.length, 1);
+    clock.advance(5000);
+    w.desire(pod, cond('False'), 'True');
+    assert.equal(m.calls.length, 2, 'after echoWaitMs without the echo, the differing status is believed');
+  });
+
+  it('never repairs while a write is pending, and forgets a pod it no longer owns', async () => {
+    const clock = new FakeClock();
+    const m = manualPatch();
+    const w = new GateWriter({ clock, patch: m.patch });
+    w.desire(pod, cond('True'), undefined);
+    w.desire(pod, cond('True'), 'False');
+    assert.equal(m.calls.length, 1, 'in flight: one write');
+    m.calls[0]!.reject(new Error('503'));
+    await tick();
+    w.desire(pod, cond('True'), 'False');
+    assert.equal(m.calls.length, 1, 'failed: the sweep retries it, not desire');
+    w.forget(pod.uid);
+    clock.advance(5000);
+    w.sweep(1000);
+    assert.equal(m.calls.length, 1, 'a forgotten pod is never written');
     assert.equal(w.pending, 0);
   });
 });
