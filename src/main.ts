@@ -32,6 +32,36 @@ function execVia(client: KubeClient): NonNullable<Probers['exec']> {
   return (pod, container, command, timeoutMs, signal) => exec({ namespace: pod.namespace, pod: pod.name, container, command, timeoutMs }, signal);
 }
 
+/**
+ * Membership through Leases, on a client of its own (token bucket and
+ * connections), as client-go's leader election is usually given: the burst of
+ * gate writes and Events of a replica that has just gained hundreds of pods
+ * must never delay the renewal that keeps it a member (seen in CI: renewals
+ * queued behind them, every Lease expired, and ownership churned for seconds).
+ */
+function startSharding(config: Config, client: KubeClient, log: Logger, metrics: Metrics): { sharding: ShardMembership; leaseClient: KubeClient } {
+  const leaseClient = new KubeClient({
+    connection: client.connection,
+    clock: systemClock,
+    random: systemRandom,
+    qps: 5,
+    burst: 10,
+    userAgent: `outprobe/${config.identity}/shard`,
+    onRequest: (r) => metrics.recordApiRequest(r),
+  });
+  const sharding = new ShardMembership({
+    client: leaseClient,
+    clock: systemClock,
+    random: systemRandom,
+    namespace: config.leaseNamespace ?? client.connection.namespace,
+    identity: config.identity,
+    leaseDurationMs: config.leaseDurationMs,
+    renewIntervalMs: config.leaseRenewIntervalMs,
+    observe: shardReporter({ log, metrics }),
+  });
+  return { sharding, leaseClient };
+}
+
 async function main(): Promise<number> {
   const loaded = loadConfig(process.argv.slice(2), process.env);
   if (!loaded.ok) {
@@ -52,18 +82,7 @@ async function main(): Promise<number> {
   });
   const userAgent = `kube-probe/${await kubeProbeVersion(client, config, log)}`;
   const events = new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: config.identity });
-  const sharding = config.sharding
-    ? new ShardMembership({
-        client,
-        clock: systemClock,
-        random: systemRandom,
-        namespace: config.leaseNamespace ?? client.connection.namespace,
-        identity: config.identity,
-        leaseDurationMs: config.leaseDurationMs,
-        renewIntervalMs: config.leaseRenewIntervalMs,
-        observe: shardReporter({ log, metrics }),
-      })
-    : undefined;
+  const { sharding, leaseClient } = config.sharding ? startSharding(config, client, log, metrics) : { sharding: undefined, leaseClient: undefined };
   const controller = new Controller({
     client,
     clock: systemClock,
@@ -139,6 +158,7 @@ async function main(): Promise<number> {
   clearInterval(gauges);
   await server.close();
   await client.close();
+  await leaseClient?.close();
   log.info('outprobe stopped');
   return 0;
 }
