@@ -27,15 +27,23 @@ export function gateConditionFor(type: string, container: string, t: Transition)
 /**
  * The condition to write again when the server lost this replica's confirmed
  * status: the last condition the target's transitions asked for, with the
- * times of now (the status changes back now); or, for a value only inherited
- * and then confirmed by probes, a fresh one.
+ * times of now (the status changes back now); or, for a value its own probes
+ * confirmed without a transition (an inherited True, the initial False), a
+ * fresh one in the kubelet's words.
  */
-export function repairCondition(type: string, container: string, status: 'True' | 'False', last: GateCondition | null, now: number): GateCondition {
+export function repairCondition(
+  type: string,
+  container: string,
+  status: 'True' | 'False',
+  target: { readonly gate: GateCondition | null; readonly lastFailure: string },
+  now: number,
+): GateCondition {
   const at = rfc3339(now);
+  const last = target.gate;
   if (last !== null && last.status === status) return { ...last, lastTransitionTime: at, lastProbeTime: at };
   return status === 'True'
     ? { type, status, reason: 'ProbeSucceeded', message: `Readiness probe of container ${container} succeeded`, lastTransitionTime: at, lastProbeTime: at }
-    : { type, status, reason: 'ProbeFailed', message: `Readiness probe of container ${container} failed`, lastTransitionTime: at, lastProbeTime: at };
+    : { type, status, reason: 'ProbeFailed', message: `Readiness probe failed: ${target.lastFailure}`.slice(0, maxMessage), lastTransitionTime: at, lastProbeTime: at };
 }
 
 /** Fail open when a policy goes away, so its gate never strands pods (kubelet-probes.md §9). */

@@ -21,8 +21,10 @@ export interface Probers {
 export interface Target {
   plan: TargetPlan;
   state: TargetState;
-  /** Readiness: the gate condition its last transition asked for (kept to repair the server's copy). */
+  /** Readiness: the gate condition its last written transition asked for (kept to repair the server's copy). */
   gate: GateCondition | null;
+  /** The output of its last failed probe (for a repaired False condition's message). */
+  lastFailure: string;
 }
 
 export interface PassHooks {
@@ -50,6 +52,7 @@ export function newTarget(plan: TargetPlan, seedTrue: boolean): Target {
   return {
     plan,
     gate: null,
+    lastFailure: '',
     state: createTarget(
       { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },
       { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success' } : undefined },

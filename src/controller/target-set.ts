@@ -230,7 +230,10 @@ export class TargetSet {
         guard: this.#d.guard,
         hooks: {
           onTransition: (t, pod, tr) => this.#onTransition(t, pod, tr),
-          onProbe: (t, pod, outcome, durationMs) => this.#d.observe({ type: 'probe', target: t.plan, pod, outcome, durationMs, observe: this.#observeMode(t) }),
+          onProbe: (t, pod, outcome, durationMs) => {
+            if (outcome.kind === 'failure') t.lastFailure = outcome.output;
+            this.#d.observe({ type: 'probe', target: t.plan, pod, outcome, durationMs, observe: this.#observeMode(t) });
+          },
           onStop: (t) => this.#remove(t.plan.key),
         },
       },
@@ -266,7 +269,7 @@ export class TargetSet {
     const have = gateStatus(pod, type);
     // A missing condition already holds the pod not ready.
     if (have === want || (want === 'False' && have === undefined)) return;
-    const condition = repairCondition(type, target.plan.container, want, target.gate, this.#d.clock.now());
+    const condition = repairCondition(type, target.plan.container, want, target, this.#d.clock.now());
     this.#d.gates.desire(podRef(pod), condition, have);
   }
 
@@ -281,10 +284,15 @@ export class TargetSet {
       const type = target.plan.conditionType;
       const condition = type === undefined ? null : gateConditionFor(type, target.plan.container, transition);
       if (condition === null || type === undefined) return;
+      // The initial False is written only for a restarted container, over a
+      // condition the pod has. A missing one already holds the pod not ready (a
+      // new pod costs one write, when it turns True); and the first instance a
+      // target sees (this replica restarted, or gained the pod) keeps whatever
+      // the pod shows until the target's own probes reach a threshold (rule 5),
+      // even if the informer showed nothing when the target was created and
+      // another writer's condition has arrived since.
+      if (transition.cause === 'initial' && (transition.from === null || gateStatus(pod, type) === undefined)) return;
       target.gate = condition;
-      // A missing gate condition already holds the pod not ready: the initial
-      // False is not worth a write (a new pod costs one write, when it turns True).
-      if (transition.cause === 'initial' && gateStatus(pod, type) === undefined) return;
       if (observe || !pod.readinessGates.includes(type)) {
         this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why: observe ? 'observe' : 'ungated' });
         return;
