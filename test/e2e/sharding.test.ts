@@ -245,7 +245,7 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
       const expected = pods.filter((p) => owner(['r1', 'r2', 'r3'], p.uid) === id).length;
       assert.equal(ownedPodsOf(replicas.get(id)!), expected, `${id} owns the pods every replica computes for it`);
     }
-    await waitGates('every gate True', 'True', pods, 30_000);
+    await waitGates('every gate True', 'True', pods, 60_000);
     const rate = await probeRate(pods, 3 * periodMs);
     log(`probes per pod per period: min ${rate.min.toFixed(2)} max ${rate.max.toFixed(2)}`);
     assert.ok(rate.min >= 0.6, `a pod went unprobed: ${rate.min}`);
