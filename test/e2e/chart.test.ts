@@ -53,12 +53,18 @@ type Container = { args: string[]; securityContext: Record<string, unknown>; liv
 function podSpecOf(dep: Obj): { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; topologySpreadConstraints?: unknown[]; affinity?: unknown } {
   return (dep.spec?.['template'] as { spec: ReturnType<typeof podSpecOf> }).spec;
 }
+/** Polls `fn` until it returns a value; errors (a 429 while a CRD's storage initialises) are retried too. */
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
+  let last: unknown;
   for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err: unknown) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     await sleep(250);
   }
 }
@@ -82,6 +88,8 @@ void describe('charts/outprobe', () => {
     kubectl = (...args: string[]): Run => run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
     await cp.kube.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', serviceMonitorCrd);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dry-run' } });
+    // The namespace ci/exec-3replicas-values.yaml watches: its Role is created there.
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
   });
   after(async () => {
     await cp.stop();
@@ -162,23 +170,45 @@ void describe('charts/outprobe', () => {
     const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
     assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespace === 'shop', loaded.ok ? '' : loaded.message);
     assert.deepEqual(loaded.config.allowedCidrs, ['10.0.0.0/8', '127.0.0.0/8']);
-    assert.ok(find(exec, 'ClusterRole').rules?.some((r) => r.resources.includes('pods/exec') && r.verbs.join() === 'create'));
+    // watchNamespace: the controller's rules are a Role (and RoleBinding) in that namespace, nothing cluster-wide.
+    assert.equal(exec.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), false);
+    const watchRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === RELEASE);
+    assert.ok(watchRole !== undefined);
+    assert.equal(watchRole.metadata.namespace, 'shop');
+    assert.ok(watchRole.rules?.some((r) => r.resources.includes('pods/exec') && r.verbs.join() === 'create'));
+    const binding = exec.find((o) => o.kind === 'RoleBinding' && o.metadata.name === RELEASE) as (Obj & { roleRef?: { kind: string; name: string }; subjects?: { name: string; namespace: string }[] }) | undefined;
+    assert.ok(binding !== undefined);
+    assert.equal(binding.metadata.namespace, 'shop');
+    assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELEASE });
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: RELEASE, namespace: NS }]);
     assert.equal(exec.some((o) => o.kind === 'ServiceMonitor'), false);
     const mon = template('-f', path.join(chart, 'ci', 'monitoring-values.yaml'));
     assert.equal(find(mon, 'ServiceMonitor').apiVersion, 'monitoring.coreos.com/v1');
     assert.equal(mon.some((o) => o.kind === 'CustomResourceDefinition' || o.kind === 'PodDisruptionBudget'), false);
     assert.equal(find(mon, 'ClusterRole').rules?.some((r) => r.resources.includes('pods/exec')), false);
     for (const objs of [template(), exec, mon]) {
-      assert.equal(objs.some((o) => o.kind === 'ClusterRole' && o.rules?.some((r) => r.resources.some((res) => res.startsWith('secrets')) || r.resources.includes('*') || r.verbs.includes('*'))), false, 'nothing on secrets, no wildcards');
+      assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.rules?.some((r) => r.resources.some((res) => res.startsWith('secrets')) || r.resources.includes('*') || r.verbs.includes('*'))), false, 'nothing on secrets, no wildcards');
     }
   });
 
   it('every render passes the API server\'s server-side dry-run', () => {
     for (const values of [[], ...ciValues.map((f) => ['-f', path.join(chart, 'ci', f)])]) {
       const manifest = ok(run(helm, ['template', RELEASE, chart, '--namespace', 'dry-run', ...values]), 'helm template');
-      const r = run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'apply', '--dry-run=server', '-n', 'dry-run', '-f', '-'], manifest);
-      ok(r, `server-side dry-run of ${values.join(' ') || 'defaults'}`);
-      assert.match(r.stdout, /deployment\.apps\/outprobe (created|configured) \(server dry run\)/);
+      // kubectl applies one namespace at a time: the watched namespace's Role goes on its own.
+      const byNamespace = new Map<string, string[]>();
+      for (const doc of parseAllDocuments(manifest)) {
+        const o = doc.toJS() as Obj | null;
+        if (o === null) continue;
+        const ns = o.metadata.namespace ?? 'dry-run';
+        byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), doc.toString()]);
+      }
+      let applied = '';
+      for (const [ns, objs] of byNamespace) {
+        const r = run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'apply', '--dry-run=server', '-n', ns, '-f', '-'], objs.join('---\n'));
+        applied += ok(r, `server-side dry-run of ${values.join(' ') || 'defaults'} (namespace ${ns})`);
+      }
+      assert.match(applied, /deployment\.apps\/outprobe (created|configured) \(server dry run\)/);
+      if (values.some((v) => v.endsWith('exec-3replicas-values.yaml'))) assert.match(applied, /role\.rbac\.authorization\.k8s\.io\/outprobe (created|configured) \(server dry run\)/);
     }
   });
 
@@ -194,7 +224,6 @@ void describe('charts/outprobe', () => {
     for (const p of pods) assert.equal(p.spec.serviceAccountName, RELEASE);
     assert.equal(new Set(pods.map((p) => p.spec.nodeName)).size, 2, 'replicas spread across the 2 nodes');
     await until('ProbePolicies served', async () => ((await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200 ? true : undefined));
-    ok(kubectl('create', 'namespace', 'shop'), 'create namespace');
     ok(kubectl('apply', '--server-side', '-f', example), 'apply example');
     const table = ok(kubectl('get', 'probepolicies', '-n', 'shop'), 'kubectl get probepolicies');
     assert.match(table, /^NAME\s+MODE\s+PODS\s+READY\s+FAILING\s+REMEDIATED\s+AGE\n/);

@@ -4,7 +4,10 @@
 // chart's Deployment). It must do its whole job: reflect policies and pods, patch
 // pods/status gate conditions, evict and delete, write policy status, create events
 // and hold its Lease, with no 403 anywhere. `kubectl auth can-i --as` then pins what
-// the ServiceAccount must NOT be able to do. The test plays the kubelet
+// the ServiceAccount must NOT be able to do. Upgraded with config.watchNamespace,
+// the chart's RBAC becomes a Role in that namespace: can-i shows nothing is left
+// cluster-wide, and the controller run with --namespace still does its job. The
+// test plays the kubelet
 // (test/integration/support/fake-kubelet.ts).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -50,6 +53,30 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     return r.stdout.trim() === 'yes';
   };
 
+  /** A kubeconfig holding only a fresh TokenRequest token of the chart's ServiceAccount. */
+  const serviceAccountKubeconfig = async (): Promise<string> => {
+    const tr = await cp.kube.create(`/api/v1/namespaces/${NS}/serviceaccounts/outprobe/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+    const token = (tr['status'] as { token: string }).token;
+    const admin = cp.kubeconfig as { clusters: { cluster: Record<string, unknown> }[] };
+    const kubeconfig = path.join(tmp, 'sa-kubeconfig');
+    writeFileSync(kubeconfig, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
+      clusters: [{ name: 'c', cluster: admin.clusters[0]?.cluster }],
+      users: [{ name: 'sa', user: { token } }],
+      contexts: [{ name: 'sa', context: { cluster: 'c', user: 'sa', namespace: NS } }],
+    }), { mode: 0o600 });
+    return kubeconfig;
+  };
+  /** `node src/main.ts` as the chart runs it (sharded, Lease in the release namespace), plus `extra` flags. */
+  const runController = (kubeconfig: string, extra: readonly string[]): Promise<number | null> => {
+    lines.length = 0;
+    const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1', ...extra],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
+    child = c;
+    for (const s of [c.stdout, c.stderr]) createInterface({ input: s }).on('line', (l) => lines.push(l));
+    return new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
+  };
+
   before(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'outprobe-rbac-'));
     cp = await startControlPlane();
@@ -66,16 +93,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
   });
 
   it('does its whole job with a token of the chart\'s ServiceAccount, never forbidden', async () => {
-    const tr = await cp.kube.create(`/api/v1/namespaces/${NS}/serviceaccounts/outprobe/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
-    const token = (tr['status'] as { token: string }).token;
-    const admin = cp.kubeconfig as { clusters: { cluster: Record<string, unknown> }[] };
-    const kubeconfig = path.join(tmp, 'sa-kubeconfig');
-    writeFileSync(kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
-      clusters: [{ name: 'c', cluster: admin.clusters[0]?.cluster }],
-      users: [{ name: 'sa', user: { token } }],
-      contexts: [{ name: 'sa', context: { cluster: 'c', user: 'sa', namespace: NS } }],
-    }), { mode: 0o600 });
+    const kubeconfig = await serviceAccountKubeconfig();
 
     await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies`, policy('web', { readiness: { conditionType: gate, probe: fast } }));
     await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies`, policy('evicted', { liveness: { action: 'Evict', probe: fast }, remediation: { maxUnavailable: 1, haltAbovePercentFailing: 100 } }));
@@ -86,10 +104,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     pods.push(web, ev, del);
 
     // As the chart runs it: all namespaces, sharding on with its Lease in the release namespace (POD_NAMESPACE).
-    child = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1'],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
-    for (const s of [child.stdout, child.stderr]) if (s !== null) createInterface({ input: s }).on('line', (l) => lines.push(l));
-    const exited = new Promise<number | null>((resolve) => child?.once('exit', (code) => resolve(code)));
+    const exited = runController(kubeconfig, []);
 
     await waitFor('gate condition True (pods/status patch)', async () => conditionOf(await getPod(cp.kube, web), gate)?.status === 'True', 30_000);
     web.healthy = false;
@@ -111,7 +126,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     const leases = (await cp.kube.get(`/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`))['items'] as { spec?: { holderIdentity?: string } }[];
     assert.ok(leases.some((l) => l.spec?.holderIdentity === 'outprobe-rbac-0'), `shard Lease held: ${JSON.stringify(leases)}`);
 
-    child.kill('SIGTERM');
+    child?.kill('SIGTERM');
     assert.equal(await exited, 0, lines.join('\n'));
     child = undefined;
     const denied = lines.filter((l) => /forbidden|\b403\b/i.test(l));
@@ -137,5 +152,31 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     assert.equal(can('create', 'pods', '--subresource=exec', '-n', APP), true, 'pods/exec with execProbes.enabled');
     assert.equal(can('get', 'pods', '--subresource=exec', '-n', APP), false, 'only create on pods/exec');
     assert.equal(can('get', 'secrets', '-n', NS), false);
+  });
+  it('with config.watchNamespace: a Role in that namespace only, and the controller does its job there', async () => {
+    helm('upgrade', 'outprobe', chart, '-n', NS, '--reuse-values', '--set', 'execProbes.enabled=false', '--set', `config.watchNamespace=${APP}`);
+    assert.equal((await cp.kube.call('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/outprobe')).status, 404, 'no ClusterRole left');
+    assert.equal((await cp.kube.call('GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/outprobe')).status, 404, 'no ClusterRoleBinding left');
+    for (const args of [['list', 'pods', '-n', APP], ['watch', 'pods', '-n', APP], ['delete', 'pods', '-n', APP], ['patch', 'pods', '--subresource=status', '-n', APP],
+      ['create', 'pods', '--subresource=eviction', '-n', APP], ['create', 'events', '-n', APP], ['watch', 'probepolicies.outprobe.io', '-n', APP],
+      ['patch', 'probepolicies.outprobe.io', '--subresource=status', '-n', APP], ['create', 'leases.coordination.k8s.io', '-n', NS]]) {
+      assert.equal(can(...args), true, `can ${args.join(' ')}`);
+    }
+    for (const args of [['list', 'pods', '-A'], ['get', 'pods', '-n', 'default'], ['patch', 'pods', '--subresource=status', '-n', 'default'], ['delete', 'pods', '-n', 'default'],
+      ['create', 'events', '-n', 'default'], ['list', 'probepolicies.outprobe.io', '-A'], ['get', 'secrets', '-n', APP], ['create', 'pods', '--subresource=exec', '-n', APP]]) {
+      assert.equal(can(...args), false, `cannot ${args.join(' ')}`);
+    }
+    const web = await createFakePod(cp.kube, APP, 'web-ns', { labels: { app: 'web' }, gate });
+    pods.push(web);
+    const exited = runController(await serviceAccountKubeconfig(), ['--namespace', APP]);
+    await waitFor('gate condition True with the namespaced Role', async () => conditionOf(await getPod(cp.kube, web), gate)?.status === 'True', 30_000);
+    await waitFor('policy status written', async () => {
+      const st = (await cp.kube.get(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies/web`))['status'] as { pods?: number } | undefined;
+      return st?.pods === 2;
+    }, 15_000);
+    child?.kill('SIGTERM');
+    assert.equal(await exited, 0, lines.join('\n'));
+    child = undefined;
+    assert.deepEqual(lines.filter((l) => /forbidden|\b403\b/i.test(l)), [], 'no request was forbidden');
   });
 });
