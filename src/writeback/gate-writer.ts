@@ -55,6 +55,8 @@ interface Entry {
   failedAt: number | undefined;
   /** This replica's last write, until the informer shows its resourceVersion. */
   echo: { readonly resourceVersion: string; readonly at: number } | undefined;
+  /** Versions the informer showed while a write was in flight (its watch may beat the response). */
+  seenInFlight: string[];
 }
 
 /**
@@ -89,7 +91,10 @@ export class GateWriter {
   observe(uid: string, resourceVersion: string): void {
     const byType = this.#entries.get(uid);
     if (byType === undefined) return;
-    for (const e of byType.values()) if (e.echo?.resourceVersion === resourceVersion) e.echo = undefined;
+    for (const e of byType.values()) {
+      if (e.echo?.resourceVersion === resourceVersion) e.echo = undefined;
+      if (e.inFlight && e.seenInFlight.length < 16) e.seenInFlight.push(resourceVersion);
+    }
   }
 
   /**
@@ -103,7 +108,7 @@ export class GateWriter {
     let byType = this.#entries.get(pod.uid);
     const entry = byType?.get(condition.type);
     if (entry === undefined) {
-      const fresh: Entry = { pod, desired: condition, version: 1, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, failedAt: undefined, echo: undefined };
+      const fresh: Entry = { pod, desired: condition, version: 1, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, failedAt: undefined, echo: undefined, seenInFlight: [] };
       if (byType === undefined) this.#entries.set(pod.uid, (byType = new Map<string, Entry>()));
       byType.set(condition.type, fresh);
       this.#kick(fresh);
@@ -163,6 +168,7 @@ export class GateWriter {
     entry.inFlight = true;
     this.#inFlight++;
     entry.failedAt = undefined;
+    entry.seenInFlight = [];
     const version = entry.version;
     const condition = entry.desired;
     void this.#o.patch(entry.pod, condition).then(
@@ -176,7 +182,7 @@ export class GateWriter {
           return;
         }
         entry.confirmed = Math.max(entry.confirmed, version);
-        entry.echo = { resourceVersion: result.resourceVersion, at: this.#o.clock.now() };
+        entry.echo = entry.seenInFlight.includes(result.resourceVersion) ? undefined : { resourceVersion: result.resourceVersion, at: this.#o.clock.now() };
         this.#o.onWrite?.(entry.pod, condition, 'written');
         this.#kick(entry); // a newer desire may have arrived meanwhile
       },

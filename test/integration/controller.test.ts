@@ -135,10 +135,12 @@ describe('controller against a real kube-apiserver', () => {
       metadata: { uid: p.uid },
       status: { conditions: [{ type: gate, status: 'False', reason: 'ProbeFailed', message: 'Readiness probe failed: late write' }] },
     });
+    // Within a few periods: the informer showed outprobe's own write, so the change is believed at once
+    // (waiting out the 10 s echo fallback instead would fail this).
     const back = await waitFor('gate True again', async () => {
       const cond = conditionOf(await getPod(cp.kube, p), gate);
       return cond?.status === 'True' ? cond : undefined;
-    }, 10_000, 50);
+    }, 6_000, 50);
     assert.equal(back.reason, 'ProbeSucceeded');
     await new Promise((r) => setTimeout(r, 1500)); // and then steady state again
     const writes = c.events.filter((e) => e.type === 'gate-write' && e.result === 'written').length;

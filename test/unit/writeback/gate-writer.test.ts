@@ -153,4 +153,16 @@ describe('GateWriter', () => {
     assert.equal(m.calls.length, 1, 'a forgotten pod is never written');
     assert.equal(w.pending, 0);
   });
+
+  it('knows its write is shown when the watch delivers it before the patch call returns', async () => {
+    const clock = new FakeClock();
+    const m = manualPatch();
+    const w = new GateWriter({ clock, patch: m.patch, echoWaitMs: 5000 });
+    w.desire(pod, cond('True'), 'False');
+    w.observe(pod.uid, 'rv1'); // the watch event of the write (rv1) beats the response
+    m.calls[0]!.resolve('ok');
+    await tick();
+    w.desire(pod, cond('True'), 'False'); // a later other writer: no echo to wait for
+    assert.equal(m.calls.length, 2);
+  });
 });
