@@ -8,42 +8,47 @@ export function rfc3339(ms: number): string {
 
 const maxMessage = 1024;
 
+type Times = Pick<GateCondition, 'lastTransitionTime' | 'lastProbeTime'>;
+
+const succeeded = (type: string, container: string, times: Times): GateCondition =>
+  ({ type, ...times, status: 'True', reason: 'ProbeSucceeded', message: `Readiness probe of container ${container} succeeded` });
+const probeFailed = (type: string, output: string, times: Times): GateCondition =>
+  ({ type, ...times, status: 'False', reason: 'ProbeFailed', message: `Readiness probe failed: ${output}`.slice(0, maxMessage) });
+
 /** The gate condition a readiness transition asks for (`null` for Unknown: nothing to write). */
 export function gateConditionFor(type: string, container: string, t: Transition): GateCondition | null {
   if (t.to === 'unknown') return null;
   const at = rfc3339(t.at);
-  const base = { type, lastTransitionTime: at, lastProbeTime: at };
-  if (t.to === 'success') return { ...base, status: 'True', reason: 'ProbeSucceeded', message: `Readiness probe of container ${container} succeeded` };
+  const times = { lastTransitionTime: at, lastProbeTime: at };
+  if (t.to === 'success') return succeeded(type, container, times);
   switch (t.cause) {
     case 'probe':
-      return { ...base, status: 'False', reason: 'ProbeFailed', message: `Readiness probe failed: ${t.output}`.slice(0, maxMessage) };
+      return probeFailed(type, t.output, times);
     case 'not-running':
-      return { ...base, status: 'False', reason: 'ContainerNotRunning', message: `Container ${container} is not running` };
+      return { type, ...times, status: 'False', reason: 'ContainerNotRunning', message: `Container ${container} is not running` };
     default:
-      return { ...base, status: 'False', reason: 'NotYetProbed', message: `Readiness probe of container ${container} has not succeeded yet` };
+      return { type, ...times, status: 'False', reason: 'NotYetProbed', message: `Readiness probe of container ${container} has not succeeded yet` };
   }
 }
 
 /**
  * The condition to write again when the server lost this replica's confirmed
- * status: the last condition the target's transitions asked for, with the
- * times of now (the status changes back now); or, for a value its own probes
- * confirmed without a transition (an inherited True, the initial False), a
- * fresh one in the kubelet's words.
+ * status: the condition last desired for the pod, with the times of now (the
+ * status changes back now); or, for a value its own probes confirmed without a
+ * transition (an inherited True, the initial False), a fresh one in the
+ * kubelet's words, with the last failed probe's output.
  */
 export function repairCondition(
   type: string,
   container: string,
   status: 'True' | 'False',
-  target: { readonly gate: GateCondition | null; readonly lastFailure: string },
   now: number,
+  known: { readonly desired: GateCondition | undefined; readonly lastFailure: string },
 ): GateCondition {
   const at = rfc3339(now);
-  const last = target.gate;
-  if (last !== null && last.status === status) return { ...last, lastTransitionTime: at, lastProbeTime: at };
-  return status === 'True'
-    ? { type, status, reason: 'ProbeSucceeded', message: `Readiness probe of container ${container} succeeded`, lastTransitionTime: at, lastProbeTime: at }
-    : { type, status, reason: 'ProbeFailed', message: `Readiness probe failed: ${target.lastFailure}`.slice(0, maxMessage), lastTransitionTime: at, lastProbeTime: at };
+  const times = { lastTransitionTime: at, lastProbeTime: at };
+  if (known.desired !== undefined && known.desired.status === status) return { ...known.desired, ...times };
+  return status === 'True' ? succeeded(type, container, times) : probeFailed(type, known.lastFailure, times);
 }
 
 /** Fail open when a policy goes away, so its gate never strands pods (kubelet-probes.md §9). */

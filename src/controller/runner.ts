@@ -7,7 +7,6 @@ import { containerStarted, createTarget, decide, instanceOf, record, reconfigure
 import type { ContainerView, TargetState, TargetView, Transition } from '../results/index.ts';
 import type { AddressGuard, ProbeRequest, TargetPlan } from '../targets/index.ts';
 import { buildRequest } from '../targets/index.ts';
-import type { GateCondition } from '../writeback/index.ts';
 
 /** The executors the runner dispatches to. */
 export interface Probers {
@@ -21,8 +20,6 @@ export interface Probers {
 export interface Target {
   plan: TargetPlan;
   state: TargetState;
-  /** Readiness: the gate condition its last written transition asked for (kept to repair the server's copy). */
-  gate: GateCondition | null;
   /** The output of its last failed probe (for a repaired False condition's message). */
   lastFailure: string;
 }
@@ -51,7 +48,6 @@ export function containerView(pod: Pod, name: string): ContainerView | undefined
 export function newTarget(plan: TargetPlan, seedTrue: boolean): Target {
   return {
     plan,
-    gate: null,
     lastFailure: '',
     state: createTarget(
       { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },

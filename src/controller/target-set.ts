@@ -269,7 +269,8 @@ export class TargetSet {
     const have = gateStatus(pod, type);
     // A missing condition already holds the pod not ready.
     if (have === want || (want === 'False' && have === undefined)) return;
-    const condition = repairCondition(type, target.plan.container, want, target, this.#d.clock.now());
+    const known = { desired: this.#d.gates.desired(pod.uid, type), lastFailure: target.lastFailure };
+    const condition = repairCondition(type, target.plan.container, want, this.#d.clock.now(), known);
     this.#d.gates.desire(podRef(pod), condition, have);
   }
 
@@ -292,7 +293,6 @@ export class TargetSet {
       // even if the informer showed nothing when the target was created and
       // another writer's condition has arrived since.
       if (transition.cause === 'initial' && (transition.from === null || gateStatus(pod, type) === undefined)) return;
-      target.gate = condition;
       if (observe || !pod.readinessGates.includes(type)) {
         this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why: observe ? 'observe' : 'ungated' });
         return;
