@@ -51,6 +51,29 @@ export function repairCondition(
   return status === 'True' ? succeeded(type, container, times) : probeFailed(type, known.lastFailure, times);
 }
 
+/**
+ * The reasons outprobe writes on a gate condition, and only outprobe. A
+ * condition of a policy's type that carries any other reason (or none) was
+ * written by someone else, e.g. another controller whose gate a policy named
+ * (`cloud.google.com/load-balancer-neg-ready`) or a person forcing it: outprobe
+ * leaves it alone, and never fails it open.
+ */
+export const ownReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFailed', 'ContainerNotRunning', 'NotYetProbed', 'PolicyRemoved']);
+
+/** The namespace of condition types outprobe names by default (`outprobe.io/<policy>`). */
+export const ownTypePrefix = 'outprobe.io/';
+
+/**
+ * Who wrote a pod's condition of this type: `absent`, `outprobe` (one of
+ * {@link ownReasons}) or `foreign` with the reason found.
+ */
+export function conditionWriter(conditions: readonly { readonly type: string; readonly reason?: string | undefined }[], type: string): { readonly by: 'absent' | 'outprobe' } | { readonly by: 'foreign'; readonly reason: string } {
+  const c = conditions.find((x) => x.type === type);
+  if (c === undefined) return { by: 'absent' };
+  const reason = c.reason ?? '';
+  return ownReasons.has(reason) ? { by: 'outprobe' } : { by: 'foreign', reason };
+}
+
 /** Fail open when a policy goes away, so its gate never strands pods (kubelet-probes.md §9). */
 export function failOpenCondition(type: string, now: number): GateCondition {
   const at = rfc3339(now);

@@ -15,13 +15,14 @@ export type ControllerEvent =
   | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
   | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly error?: unknown }
   | { readonly type: 'gate-repair'; readonly pod: PodRef; readonly condition: GateCondition; readonly serverStatus: string | undefined }
-  | { readonly type: 'gate-skipped'; readonly target: TargetPlan; readonly pod: Pod; readonly condition: GateCondition; readonly why: 'observe' | 'ungated' }
+  | { readonly type: 'gate-skipped'; readonly target: TargetPlan; readonly pod: Pod; readonly condition: GateCondition; readonly why: 'observe' | 'ungated' | 'foreign' }
   | { readonly type: 'remediation'; readonly policy: PolicyRef; readonly pod: PodRef; readonly action: 'Evict' | 'Delete'; readonly result: RemediationResult; readonly message: string }
   | { readonly type: 'halt'; readonly policy: PolicyRef; readonly halted: boolean; readonly message: string }
   | { readonly type: 'policy-invalid'; readonly policy: PolicyRef; readonly issues: readonly PolicyIssue[] }
   | { readonly type: 'policy-valid'; readonly policy: PolicyRef }
   | { readonly type: 'policy-removed'; readonly policy: PolicyRef }
   | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
+  | { readonly type: 'gate-conflict'; readonly policy: PolicyRef; readonly message: string }
   | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }
   | { readonly type: 'reflector'; readonly resource: string; readonly detail: string; readonly error?: unknown };
 

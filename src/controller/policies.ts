@@ -10,6 +10,8 @@ export interface PolicyEntry {
   readonly name: string;
   readonly uid: string;
   readonly generation: number;
+  /** metadata.creationTimestamp (RFC 3339, so it sorts as text); '' when unknown. The older of two policies claiming one gate keeps it. */
+  readonly created?: string;
   /** The validated, defaulted policy; `undefined` when invalid. */
   readonly policy: ProbePolicy | undefined;
   readonly issues: readonly PolicyIssue[];
@@ -18,7 +20,7 @@ export interface PolicyEntry {
 }
 
 interface RawPolicy extends RawObject {
-  readonly metadata?: RawObject['metadata'] & { readonly generation?: number };
+  readonly metadata?: RawObject['metadata'] & { readonly generation?: number; readonly creationTimestamp?: unknown };
   readonly status?: Partial<Record<keyof PolicyStatus, unknown>>;
 }
 
@@ -56,6 +58,7 @@ export function policyEntry(obj: RawObject, execEnabled: boolean): PolicyEntry {
     namespace,
     name,
     uid: raw.metadata?.uid ?? '',
+    created: typeof raw.metadata?.creationTimestamp === 'string' ? raw.metadata.creationTimestamp : '',
     generation: raw.metadata?.generation ?? 0,
     policy: result.ok ? result.policy : undefined,
     issues: result.ok ? [] : result.issues,

@@ -52,6 +52,7 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     },
     'gate-skipped': (e) => {
       if (e.why === 'observe') emit(podObject(e.pod), 'Normal', 'WouldChangeReadinessGate', `Observe mode: would set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`);
+      else if (e.why === 'foreign') log.warn('readiness condition written by another writer (not outprobe): left alone', { pod: ref(e.pod), conditionType: e.condition.type });
       else log.debug('pod lacks the readiness gate: probed, not written', { pod: ref(e.pod), conditionType: e.condition.type });
     },
     remediation: (e) => {
@@ -72,6 +73,10 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     'policy-removed': (e) => {
       metrics.forgetPolicy(ref(e.policy));
       log.info('ProbePolicy removed', { policy: ref(e.policy) });
+    },
+    'gate-conflict': (e) => {
+      emit(policyObject(e.policy), 'Warning', 'ConditionTypeConflict', e.message);
+      log.warn(e.message, { policy: ref(e.policy) });
     },
     'plan-issue': (e) => {
       log.warn(e.issue.message, { policy: e.issue.policy });

@@ -8,7 +8,7 @@ import { planTargets, selects } from '../targets/index.ts';
 import type { AddressGuard, TargetPlan } from '../targets/index.ts';
 import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
-import { failOpenCondition, gateConditionFor, repairCondition } from './conditions.ts';
+import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
 import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -37,6 +37,13 @@ function gateStatus(pod: Pod, type: string): string | undefined {
   return pod.conditions.find((c) => c.type === type)?.status;
 }
 
+/** Another writer (not outprobe) set this pod's condition of this type: outprobe leaves it alone. */
+const foreignGate = (pod: Pod, type: string): boolean => conditionWriter(pod.conditions, type).by === 'foreign';
+
+/** Order of claim on a condition type: the older policy (then the smaller key) keeps it. */
+const olderFirst = (a: PolicyEntry, b: PolicyEntry): number =>
+  (a.created ?? '') < (b.created ?? '') ? -1 : (a.created ?? '') > (b.created ?? '') ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+
 /**
  * The kubelet's Ready (kubelet-probes.md §7.2): ContainersReady and every
  * readiness gate True. Computed here rather than read from `Ready`, which the
@@ -63,6 +70,8 @@ export class TargetSet {
   readonly #targets = new Map<string, Target>();
   readonly #byPod = new Map<string, Set<string>>();
   readonly #planIssues = new Map<string, Map<string, string>>();
+  /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
+  readonly #conflicts = new Map<string, Map<string, string>>();
 
   constructor(deps: TargetSetDeps) {
     this.#d = deps;
@@ -92,34 +101,63 @@ export class TargetSet {
   }
 
   reconcilePod(pod: Pod, old: Pod | undefined): void {
-    const wanted = new Map<string, TargetPlan>();
-    const issues = new Map<string, string>();
     const owned = this.#d.owns(pod);
     // A pod this replica lost: no write of its own may still be retried or repaired.
     if (!owned) this.#d.gates.forget(pod.uid);
-    if (owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed') {
-      for (const entry of this.#d.policies.values()) {
-        const policy = entry.policy;
-        if (policy === undefined || !selects(policy, pod)) continue;
-        const planned = planTargets(policy, pod);
-        for (const t of planned.targets) wanted.set(t.key, t);
-        for (const i of planned.issues) issues.set(i.policy, i.message);
-      }
-    }
+    const { wanted, issues, losers } = owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod) : emptyPlan();
     this.#setIssues(pod.uid, issues);
+    this.#setConflicts(pod, losers);
     const existing = this.#byPod.get(pod.uid) ?? new Set<string>();
     for (const key of existing) if (!wanted.has(key)) this.#remove(key);
     for (const plan of wanted.values()) this.#upsert(plan, pod, old);
   }
 
+  /** The targets every policy that selects the pod asks for, its plan issues, and the policies that lost a gate-type claim on it. */
+  #plan(pod: Pod): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
+    const { wanted, issues } = emptyPlan();
+    const selecting = [...this.#d.policies.values()].filter((e) => e.policy !== undefined && selects(e.policy, pod));
+    const losers = gateClaims(selecting, pod);
+    for (const entry of selecting) {
+      if (entry.policy === undefined) continue;
+      const planned = planTargets(entry.policy, pod);
+      // A policy that lost the claim on its gate type here plans no readiness target on this pod.
+      for (const t of planned.targets) if (!(t.kind === 'readiness' && losers.has(entry.key))) wanted.set(t.key, t);
+      for (const i of planned.issues) issues.set(i.policy, i.message);
+    }
+    return { wanted, issues, losers };
+  }
+
   policyRemoved(entry: PolicyEntry, policy: ProbePolicy | undefined): void {
     for (const [key, t] of this.#targets) if (t.plan.policy === entry.key) this.#remove(key);
+    this.#conflicts.delete(entry.key);
+    // A younger policy that lost its claim on this gate type takes it over now.
+    this.reconcileNamespace(entry.namespace);
     const type = policy?.spec.readiness?.conditionType;
     if (type === undefined || policy?.spec.mode !== 'Enforce') return;
     for (const pod of this.#d.pods.values()) {
       if (pod.namespace !== entry.namespace || !pod.readinessGates.includes(type) || !this.#d.owns(pod)) continue;
+      // Fail open only over a condition outprobe wrote (or, for its own
+      // outprobe.io/ types, one not written yet): a policy that named another
+      // controller's gate must not set it True by going away; nor over a
+      // condition another remaining policy still writes.
+      if (!this.#mayFailOpen(pod, type)) continue;
       if (gateStatus(pod, type) !== 'True') this.#d.gates.desire(podRef(pod), failOpenCondition(type, this.#d.clock.now()), gateStatus(pod, type));
     }
+  }
+
+  #mayFailOpen(pod: Pod, type: string): boolean {
+    const writer = conditionWriter(pod.conditions, type).by;
+    if (writer === 'foreign' || (writer === 'absent' && !type.startsWith(ownTypePrefix))) return false;
+    return !this.#writesGate(pod, type);
+  }
+
+  /** Whether a readiness target of this replica still writes this condition type on the pod. */
+  #writesGate(pod: Pod, type: string): boolean {
+    for (const key of this.#byPod.get(pod.uid) ?? []) {
+      const t = this.#targets.get(key);
+      if (t !== undefined && t.plan.kind === 'readiness' && t.plan.conditionType === type && this.#d.policies.get(t.plan.policy)?.policy?.spec.mode === 'Enforce') return true;
+    }
+    return false;
   }
 
   /** Is a remediation request still about a target that fails on the same instance? */
@@ -156,8 +194,12 @@ export class TargetSet {
       const m = this.#planIssues.get(p.uid)?.get(entry.key);
       return m === undefined ? [] : [m];
     });
+    const conflicts = [...(this.#conflicts.get(entry.key)?.values() ?? [])];
+    const foreign = gate === undefined || policy.spec.mode !== 'Enforce' ? 0 : pods.filter((p) => p.readinessGates.includes(gate) && foreignGate(p, gate)).length;
     return {
       ...base,
+      conflicts,
+      foreign,
       pods: pods.length,
       ready: pods.filter((p) => gateStatus(p, gate ?? 'Ready') === 'True').length,
       failing: pods.filter((p) => this.#failing(entry.key, p.uid)).length,
@@ -174,6 +216,21 @@ export class TargetSet {
       if (t !== undefined && t.plan.policy === policyKey && t.plan.kind !== 'readiness' && t.state.committed === 'failure') return true;
     }
     return false;
+  }
+
+  #setConflicts(pod: Pod, losers: ReadonlyMap<string, string>): void {
+    for (const [policy, byPod] of this.#conflicts) {
+      if (!losers.has(policy) && byPod.delete(pod.uid) && byPod.size === 0) this.#conflicts.delete(policy);
+    }
+    for (const [policy, message] of losers) {
+      let byPod = this.#conflicts.get(policy);
+      if (byPod === undefined) this.#conflicts.set(policy, (byPod = new Map<string, string>()));
+      const entry = this.#d.policies.get(policy);
+      if (byPod.get(pod.uid) !== message && entry !== undefined) {
+        this.#d.observe({ type: 'gate-conflict', policy: { namespace: entry.namespace, name: entry.name, uid: entry.uid }, message });
+      }
+      byPod.set(pod.uid, message);
+    }
   }
 
   #setIssues(uid: string, issues: Map<string, string>): void {
@@ -265,6 +322,7 @@ export class TargetSet {
     if (type === undefined || verdict === null || this.#targets.get(target.plan.key) !== target || this.#observeMode(target)) return;
     const pod = this.#d.pods.get(target.plan.podKey);
     if (pod === undefined || pod.uid !== target.plan.podUid || !pod.readinessGates.includes(type) || !this.#d.owns(pod)) return;
+    if (foreignGate(pod, type)) return;
     const want = verdict === 'success' ? 'True' : 'False';
     const have = gateStatus(pod, type);
     // A missing condition already holds the pod not ready.
@@ -282,22 +340,7 @@ export class TargetSet {
     const observe = this.#observeMode(target);
     this.#d.observe({ type: 'transition', target: target.plan, pod, transition, observe });
     if (target.plan.kind === 'readiness') {
-      const type = target.plan.conditionType;
-      const condition = type === undefined ? null : gateConditionFor(type, target.plan.container, transition);
-      if (condition === null || type === undefined) return;
-      // The initial False is written only for a restarted container, over a
-      // condition the pod has. A missing one already holds the pod not ready (a
-      // new pod costs one write, when it turns True); and the first instance a
-      // target sees (this replica restarted, or gained the pod) keeps whatever
-      // the pod shows until the target's own probes reach a threshold (rule 5),
-      // even if the informer showed nothing when the target was created and
-      // another writer's condition has arrived since.
-      if (transition.cause === 'initial' && (transition.from === null || gateStatus(pod, type) === undefined)) return;
-      if (observe || !pod.readinessGates.includes(type)) {
-        this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why: observe ? 'observe' : 'ungated' });
-        return;
-      }
-      this.#d.gates.desire(podRef(pod), condition, gateStatus(pod, type));
+      this.#readinessTransition(target, pod, transition, observe);
       return;
     }
     if (transition.to !== 'failure' || transition.cause !== 'probe' || transition.instance === null) return;
@@ -312,6 +355,26 @@ export class TargetSet {
       gracePeriodSeconds: target.plan.probe.terminationGracePeriodSeconds,
       settleMs: (target.plan.probe.periodSeconds + target.plan.probe.timeoutSeconds) * 1000,
     });
+  }
+
+  #readinessTransition(target: Target, pod: Pod, transition: Transition, observe: boolean): void {
+    const type = target.plan.conditionType;
+    const condition = type === undefined ? null : gateConditionFor(type, target.plan.container, transition);
+    if (condition === null || type === undefined) return;
+    // The initial False is written only for a restarted container, over a
+    // condition the pod has. A missing one already holds the pod not ready (a
+    // new pod costs one write, when it turns True); and the first instance a
+    // target sees (this replica restarted, or gained the pod) keeps whatever
+    // the pod shows until the target's own probes reach a threshold (rule 5),
+    // even if the informer showed nothing when the target was created and
+    // another writer's condition has arrived since.
+    if (transition.cause === 'initial' && (transition.from === null || gateStatus(pod, type) === undefined)) return;
+    if (observe || !pod.readinessGates.includes(type) || foreignGate(pod, type)) {
+      const why = observe ? 'observe' : !pod.readinessGates.includes(type) ? 'ungated' : 'foreign';
+      this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why });
+      return;
+    }
+    this.#d.gates.desire(podRef(pod), condition, gateStatus(pod, type));
   }
 
   #remove(key: string): void {
@@ -329,6 +392,36 @@ export class TargetSet {
     }
     this.#byPod.delete(uid);
     this.#planIssues.delete(uid);
+    for (const [policy, byPod] of this.#conflicts) if (byPod.delete(uid) && byPod.size === 0) this.#conflicts.delete(policy);
     this.#d.gates.forget(uid);
   }
+}
+
+/**
+ * Two Enforce policies whose readiness writes one condition type on one pod
+ * would overwrite each other: the older one keeps the type, each younger one
+ * is reported (policy key → message) and writes nothing there.
+ */
+function emptyPlan(): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
+  return { wanted: new Map(), issues: new Map(), losers: new Map() };
+}
+
+function gateClaims(selecting: readonly PolicyEntry[], pod: Pod): Map<string, string> {
+  const byType = new Map<string, PolicyEntry[]>();
+  for (const e of selecting) {
+    const type = e.policy?.spec.mode === 'Enforce' ? e.policy.spec.readiness?.conditionType : undefined;
+    if (type === undefined) continue;
+    const list = byType.get(type);
+    if (list === undefined) byType.set(type, [e]);
+    else list.push(e);
+  }
+  const losers = new Map<string, string>();
+  for (const [type, claimants] of byType) {
+    if (claimants.length < 2) continue;
+    const [winner, ...rest] = [...claimants].sort(olderFirst);
+    for (const e of rest) {
+      losers.set(e.key, `readiness.conditionType ${JSON.stringify(type)} on pod ${pod.name} is already written by the older ProbePolicy ${JSON.stringify(winner?.name ?? '')}: this policy does not write it there`);
+    }
+  }
+  return losers;
 }

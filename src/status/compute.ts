@@ -36,6 +36,13 @@ export interface StatusInput {
   /** Targets whose last attempts errored (bad port, no IP, ...). */
   readonly erroring: number;
   readonly planIssues: readonly string[];
+  /**
+   * Pods on which this policy does not write its readiness condition because
+   * an older ProbePolicy writes the same condition type there (one message each).
+   */
+  readonly conflicts?: readonly string[];
+  /** Gated pods whose condition of this type another writer set (not outprobe): left alone. */
+  readonly foreign?: number;
   readonly remediations: number;
   readonly halted: boolean;
   readonly now: string;
@@ -47,9 +54,11 @@ function degraded(i: StatusInput): Draft {
   const parts: string[] = [];
   if (i.erroring > 0) parts.push(`${i.erroring} probe target(s) error (the attempt is void: check ports and pod IPs)`);
   if (i.ungated > 0) parts.push(`${i.ungated} selected pod(s) lack the readiness gate and are probed but not gated`);
+  const foreign = i.foreign ?? 0;
+  if (foreign > 0) parts.push(`${foreign} pod(s) carry this condition type written by another writer (not outprobe): outprobe does not write it there`);
   parts.push(...i.planIssues.slice(0, 3));
   if (parts.length === 0) return { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'All targets probe cleanly' };
-  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : 'ContainerMissing';
+  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : foreign > 0 ? 'ForeignCondition' : 'ContainerMissing';
   return { type: 'Degraded', status: 'True', reason, message: parts.join('; ') };
 }
 
@@ -62,20 +71,36 @@ function drafts(i: StatusInput): Draft[] {
       { type: 'RemediationHalted', status: 'False', reason: 'InvalidSpec', message: 'Not applied' },
     ];
   }
+  const conflicts = i.conflicts ?? [];
+  if (conflicts.length > 0) {
+    const more = conflicts.length > 1 ? ` (and ${conflicts.length - 1} more pod(s))` : '';
+    return [
+      { type: 'Ready', status: 'False', reason: 'ConditionTypeConflict', message: `Not writing its readiness condition on ${conflicts.length} pod(s): an older ProbePolicy writes that condition type there` },
+      { type: 'Invalid', status: 'True', reason: 'ConditionTypeConflict', message: `${conflicts[0] ?? ''}${more}` },
+      degraded(i),
+      halted(i),
+    ];
+  }
   return [
     i.synced
       ? { type: 'Ready', status: 'True', reason: 'Probing', message: `Probing ${i.pods} pod(s)` }
       : { type: 'Ready', status: 'False', reason: 'Syncing', message: 'Waiting for the pod cache to sync' },
     { type: 'Invalid', status: 'False', reason: 'Valid', message: 'The policy is valid' },
     degraded(i),
-    i.halted
-      ? { type: 'RemediationHalted', status: 'True', reason: 'CorrelatedFailure', message: `${i.failing} of ${i.pods} pods fail at once, above haltAbovePercentFailing: remediation halted` }
-      : { type: 'RemediationHalted', status: 'False', reason: 'WithinBudget', message: 'Remediation is allowed' },
+    halted(i),
   ];
+}
+
+function halted(i: StatusInput): Draft {
+  return i.halted
+    ? { type: 'RemediationHalted', status: 'True', reason: 'CorrelatedFailure', message: `${i.failing} of ${i.pods} pods fail at once, above haltAbovePercentFailing: remediation halted` }
+    : { type: 'RemediationHalted', status: 'False', reason: 'WithinBudget', message: 'Remediation is allowed' };
 }
 
 function summary(i: StatusInput): string {
   if (i.invalid !== null) return `Invalid: ${i.invalid}`;
+  const conflicts = i.conflicts ?? [];
+  if (conflicts.length > 0) return `Conflict: ${conflicts.length} pod(s) have this condition type written by an older ProbePolicy`;
   if (i.halted) return `Remediation halted: ${i.failing}/${i.pods} pods failing`;
   const parts = [`${i.ready}/${i.pods} ready`];
   if (i.failing > 0) parts.push(`${i.failing} failing`);

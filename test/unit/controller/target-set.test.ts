@@ -42,7 +42,7 @@ function policy(failureThreshold: number): ProbePolicy {
 }
 
 function pod(resourceVersion: string, status?: 'True' | 'False'): Pod {
-  const conditions: PodCondition[] = status === undefined ? [] : [{ type: gate, status, reason: 'ByPreviousOwner', message: undefined, lastTransitionTime: undefined }];
+  const conditions: PodCondition[] = status === undefined ? [] : [{ type: gate, status, reason: status === 'True' ? 'ProbeSucceeded' : 'ProbeFailed', message: undefined, lastTransitionTime: undefined }];
   return {
     uid: 'uid-1', namespace: 'shop', name: 'web-1', resourceVersion, labels: { app: 'web' }, nodeName: 'n1', phase: 'Running', podIP: '127.0.10.1',
     deletionTimestamp: undefined, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: [gate],
