@@ -64,6 +64,8 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
 
 async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbeRequest, signal: AbortSignal): Promise<Outcome> {
   const first = probeUrl(req.scheme, req.ip, req.port, req.path);
+  // Go's transport refuses the request before dialling (client.Do fails: a Failure).
+  if (headers.invalid !== undefined) return failure(`Get ${JSON.stringify(probeUrlString(first))}: ${headers.invalid}`);
   let url = first;
   let host = headers.host ?? first.authority;
   for (let via = 0; ; via++) {
