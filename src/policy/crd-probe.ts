@@ -119,7 +119,12 @@ const httpGetSchema = withRules(
             name: withRules(str('Header name (an HTTP token).', { maxLength: probeLimits.headerNameLength }), [
               { rule: `self.matches(${celRegex(patterns.httpToken)})`, message: messages.headerName },
             ]),
-            value: str('Header value.', { maxLength: probeLimits.headerValueLength }),
+            value: withRules(
+              str('Header value. No control characters but horizontal tab (Go\'s net/http would refuse to send the request).', {
+                maxLength: probeLimits.headerValueLength,
+              }),
+              [{ rule: `self.matches(${celRegex(patterns.httpHeaderValue)})`, message: messages.headerValue }],
+            ),
           },
           { required: ['name', 'value'] },
         ),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { handlerDefaults, httpSchemes, probeDefaults } from './defaults.ts';
 import { coded } from './issues.ts';
-import { isHttpToken, messages, portProblem } from './rules.ts';
+import { isHttpHeaderValue, isHttpToken, messages, portProblem } from './rules.ts';
 
 /**
  * zod schemas for the core/v1 Probe shape inside a ProbePolicy. They mirror
@@ -72,7 +72,10 @@ const headerSchema = z.object({
     .string()
     .max(probeLimits.headerNameLength)
     .refine(isHttpToken, { message: messages.headerName, ...coded('header_name_invalid') }),
-  value: z.string().max(probeLimits.headerValueLength),
+  value: z
+    .string()
+    .max(probeLimits.headerValueLength)
+    .refine(isHttpHeaderValue, { message: messages.headerValue, ...coded('header_value_invalid') }),
 });
 
 const httpGetSchema = z
