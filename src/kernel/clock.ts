@@ -1,3 +1,5 @@
+import { maxTimerMs } from './timer.ts';
+
 /**
  * Time as a dependency. Domain code never calls Date.now() or setTimeout
  * directly; it receives a Clock, so tests can drive loops with a fake one.
@@ -14,9 +16,6 @@ export interface Clock {
 
 /** A source of uniform random numbers in [0, 1). */
 export type Random = () => number;
-
-/** setTimeout's largest delay (about 24.8 days); longer sleeps are chained. */
-const maxTimerMs = 2_147_483_647;
 
 /** The real clock, built once in main and in I/O shells. */
 export const systemClock: Clock = {
@@ -39,6 +38,7 @@ export const systemClock: Clock = {
           resolve();
           return;
         }
+        // Sleeps longer than setTimeout's largest delay are chained.
         timer = setTimeout(arm, Math.min(left, maxTimerMs));
       };
       signal?.addEventListener('abort', onAbort, { once: true });

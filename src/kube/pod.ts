@@ -105,7 +105,9 @@ function time(value: string | undefined): number | undefined {
 }
 
 function container(raw: RawContainer, sidecar: boolean): PodContainer {
-  const env: Record<string, string> = {};
+  // No prototype: an env var named __proto__ is a key like any other (a plain
+  // {} would drop it through the __proto__ setter).
+  const env = Object.create(null) as Record<string, string>;
   for (const e of raw.env ?? []) if (e.name !== undefined && e.value !== undefined) env[e.name] = e.value;
   return {
     name: raw.name ?? '',

@@ -144,7 +144,9 @@ function boundObject(value: object | null, depth: number): unknown {
     if (value.length > maxArrayItems) items.push(`…${value.length - maxArrayItems} more`);
     return items;
   }
-  const out: Record<string, unknown> = {};
+  // No prototype: a key such as __proto__ in a logged object (JSON.parse
+  // makes it an own key) is copied like any other instead of being dropped.
+  const out = Object.create(null) as Record<string, unknown>;
   let n = 0;
   for (const [k, v] of Object.entries(value)) {
     if (n++ >= maxFields) break;

@@ -1,7 +1,7 @@
 import type { ProbeKind } from '../kernel/index.ts';
 import { handlerDefaults, httpSchemes, probeDefaults } from './defaults.ts';
 import { messages, maxPortNameLength, patterns, portRange } from './rules.ts';
-import { int32Max, probeLimits } from './schema-probe.ts';
+import { int32Max, probeLimits, timingLimits } from './schema-probe.ts';
 
 /**
  * OpenAPI v3 schema of the core/v1 Probe shape inside the ProbePolicy CRD.
@@ -119,7 +119,12 @@ const httpGetSchema = withRules(
             name: withRules(str('Header name (an HTTP token).', { maxLength: probeLimits.headerNameLength }), [
               { rule: `self.matches(${celRegex(patterns.httpToken)})`, message: messages.headerName },
             ]),
-            value: str('Header value.', { maxLength: probeLimits.headerValueLength }),
+            value: withRules(
+              str('Header value. No control characters but horizontal tab (Go\'s net/http would refuse to send the request).', {
+                maxLength: probeLimits.headerValueLength,
+              }),
+              [{ rule: `self.matches(${celRegex(patterns.httpHeaderValue)})`, message: messages.headerValue }],
+            ),
           },
           { required: ['name', 'value'] },
         ),
@@ -162,26 +167,24 @@ const kindWords: Readonly<Record<ProbeKind, string>> = {
 /** The core/v1 Probe shape for one probe kind (same fields; the kind only changes the words). */
 export function probeSchema(kind: ProbeKind): JsonSchema {
   const d = probeDefaults;
+  const tl = timingLimits;
   const properties: Record<string, JsonSchema> = {
     exec: execSchema,
     httpGet: httpGetSchema,
     tcpSocket: tcpSocketSchema,
     grpc: grpcSchema,
-    initialDelaySeconds: int32("Seconds after the container's start before the first probe.", {
-      default: d.initialDelaySeconds,
-      minimum: 0,
-      maximum: int32Max,
-    }),
-    timeoutSeconds: int32('Seconds after which the probe times out (a failure). Minimum 1.', {
-      default: d.timeoutSeconds,
-      minimum: 1,
-      maximum: int32Max,
-    }),
-    periodSeconds: int32('Seconds from the end of one probe to the start of the next. Minimum 1.', {
-      default: d.periodSeconds,
-      minimum: 1,
-      maximum: int32Max,
-    }),
+    initialDelaySeconds: int32(
+      `Seconds after the container's start before the first probe. At most ${tl.initialDelaySeconds} (one day; core/v1 accepts any int32).`,
+      { default: d.initialDelaySeconds, minimum: 0, maximum: tl.initialDelaySeconds },
+    ),
+    timeoutSeconds: int32(
+      `Seconds after which the probe times out (a failure). Minimum 1, maximum ${tl.timeoutSeconds} (one hour): unlike core/v1, which accepts any int32, outprobe caps it, since a timer beyond about 24.8 days would fire at once in Node.js.`,
+      { default: d.timeoutSeconds, minimum: 1, maximum: tl.timeoutSeconds },
+    ),
+    periodSeconds: int32(
+      `Seconds from the end of one probe to the start of the next. Minimum 1, maximum ${tl.periodSeconds} (one hour; core/v1 accepts any int32).`,
+      { default: d.periodSeconds, minimum: 1, maximum: tl.periodSeconds },
+    ),
     successThreshold: int32(
       'Consecutive successes after a failure to count as healthy. Minimum 1; must be 1 for liveness and startup.',
       { default: d.successThreshold, minimum: 1, maximum: int32Max },
@@ -192,8 +195,8 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
       maximum: int32Max,
     }),
     terminationGracePeriodSeconds: int64(
-      "Grace period in seconds for the eviction or deletion after a liveness or startup failure (floored at 2). Must be greater than 0; not allowed on readiness probes. Default: the pod's spec.terminationGracePeriodSeconds.",
-      { minimum: 1 },
+      `Grace period in seconds for the eviction or deletion after a liveness or startup failure (floored at 2). Must be greater than 0 and at most ${tl.terminationGracePeriodSeconds} (core/v1 accepts any int64); not allowed on readiness probes. Default: the pod's spec.terminationGracePeriodSeconds.`,
+      { minimum: 1, maximum: tl.terminationGracePeriodSeconds },
     ),
   };
   return withRules(

@@ -104,11 +104,17 @@ const remediationSchema = obj(
 const selectorSchema = obj(
   "Label selector for the pods in the policy's namespace. Required; {} selects every pod in the namespace.",
   {
-    matchLabels: {
-      type: 'object',
-      description: 'Labels a pod must have, each with exactly this value.',
-      additionalProperties: { type: 'string', maxLength: policyLimits.labelValueLength },
-    },
+    // Checking every key's syntax does not fit the CEL cost budget (map keys
+    // have no maxLength); the controller does it. __proto__ is refused here
+    // too: some JSON-to-object code drops it, turning the selector into {}.
+    matchLabels: withRules(
+      {
+        type: 'object',
+        description: 'Labels a pod must have, each with exactly this value. Keys are label keys (qualified names).',
+        additionalProperties: { type: 'string', maxLength: policyLimits.labelValueLength },
+      },
+      [{ rule: "!('__proto__' in self)", message: messages.labelKey }],
+    ),
     matchExpressions: {
       type: 'array',
       description: 'Requirements a pod must meet, all of them.',
@@ -118,7 +124,9 @@ const selectorSchema = obj(
         obj(
           'One requirement on a label.',
           {
-            key: str('Label key.', { maxLength: policyLimits.qualifiedNameLength }),
+            key: withRules(str('Label key (a qualified name).', { maxLength: policyLimits.qualifiedNameLength }), [
+              { rule: `self.matches(${celRegex(patterns.qualifiedName)}) && (!self.contains('/') || self.indexOf('/') <= ${maxPrefixLength})`, message: messages.labelKey },
+            ]),
             operator: str('In, NotIn, Exists or DoesNotExist.', { enum: [...selectorOperators] }),
             values: {
               type: 'array',

@@ -25,6 +25,7 @@ export const policyIssueCodes = [
   'condition_type_reserved',
   'container_invalid',
   'header_name_invalid',
+  'header_value_invalid',
   'exec_command_empty',
   /** Schema-valid, but this controller runs without exec: it cannot honour the policy. */
   'exec_disabled',

@@ -31,6 +31,7 @@ export const messages = {
     "container must be a container name: at most 63 characters of a-z, 0-9 and '-', " +
     'starting and ending with a letter or digit',
   headerName: "header name must be an HTTP token: letters, digits and !#$%&'*+-.^_`|~",
+  headerValue: 'header value must not contain control characters (CR, LF, NUL, DEL, ...); only horizontal tab is allowed',
   execCommand: 'exec.command must not be empty',
   execDisabled:
     'exec probes need the controller to run with exec enabled (pods/exec); ' +
@@ -72,6 +73,8 @@ export const patterns = {
   labelValue: '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$',
   dnsLabel: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$',
   httpToken: "^[-!#$%&'*+.^_`|~0-9A-Za-z]+$",
+  /** Go's httpguts.ValidHeaderFieldValue: no CTL (0x00-0x1f, 0x7f) except HTAB. */
+  httpHeaderValue: '^[^\\x00-\\x08\\x0a-\\x1f\\x7f]*$',
   percent: '^(100|[1-9]?[0-9])%$',
 } as const;
 
@@ -82,6 +85,7 @@ const qualifiedNameRe = re(patterns.qualifiedName);
 const labelValueRe = re(patterns.labelValue);
 const dnsLabelRe = re(patterns.dnsLabel);
 const httpTokenRe = re(patterns.httpToken);
+const httpHeaderValueRe = re(patterns.httpHeaderValue);
 const percentRe = re(patterns.percent);
 
 export const maxPortNameLength = 15;
@@ -126,6 +130,11 @@ export function isDnsLabel(value: string): boolean {
 
 export function isHttpToken(value: string): boolean {
   return httpTokenRe.test(value);
+}
+
+/** A header value Go's transport would send (no control characters but HTAB). */
+export function isHttpHeaderValue(value: string): boolean {
+  return httpHeaderValueRe.test(value);
 }
 
 /** A non-negative integer, or a percentage string from 0% to 100%. */

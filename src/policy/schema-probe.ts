@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { handlerDefaults, httpSchemes, probeDefaults } from './defaults.ts';
 import { coded } from './issues.ts';
-import { isHttpToken, messages, portProblem } from './rules.ts';
+import { isHttpHeaderValue, isHttpToken, messages, portProblem } from './rules.ts';
 
 /**
  * zod schemas for the core/v1 Probe shape inside a ProbePolicy. They mirror
@@ -21,6 +21,22 @@ export const probeLimits = {
   pathLength: 2048,
   grpcServiceLength: 1024,
   hostLength: 253,
+} as const;
+
+/**
+ * Caps on the probe fields that become timers or deadlines. core/v1 accepts
+ * any int32 (and int64 for the grace period), but Node.js fires a timer
+ * longer than 2^31 − 1 ms (about 24.8 days) after 1 ms, so a huge
+ * timeoutSeconds used to fail healthy pods at once. The executors chain long
+ * timers anyway; these caps keep every value in a range that makes sense for
+ * a probe and that the CRD rejects up front.
+ */
+export const timingLimits = {
+  timeoutSeconds: 3600,
+  periodSeconds: 3600,
+  initialDelaySeconds: 86_400,
+  /** Not a timer in outprobe (sent to the API server); the cap keeps it an exact JS integer, as the CRD's int64 would not. */
+  terminationGracePeriodSeconds: int32Max,
 } as const;
 
 const intOrString = z.custom<number | string>((v) => Number.isInteger(v) || typeof v === 'string', {
@@ -56,7 +72,10 @@ const headerSchema = z.object({
     .string()
     .max(probeLimits.headerNameLength)
     .refine(isHttpToken, { message: messages.headerName, ...coded('header_name_invalid') }),
-  value: z.string().max(probeLimits.headerValueLength),
+  value: z
+    .string()
+    .max(probeLimits.headerValueLength)
+    .refine(isHttpHeaderValue, { message: messages.headerValue, ...coded('header_value_invalid') }),
 });
 
 const httpGetSchema = z
@@ -85,6 +104,7 @@ const handlerKeys = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const;
  * API server replaces an explicit 0 with the default only in Pods, while a
  * CRD's defaulting fills only absent fields, so outprobe rejects 0 rather than
  * reinterpret it (core/v1 documents "Minimum value is 1" for all four).
+ * Timing fields have lower maximums than core/v1 (`timingLimits`).
  */
 export const probeSchema = z
   .object({
@@ -92,12 +112,12 @@ export const probeSchema = z
     httpGet: httpGetSchema.optional(),
     tcpSocket: tcpSocketSchema.optional(),
     grpc: grpcSchema.optional(),
-    initialDelaySeconds: z.int().min(0).max(int32Max).default(probeDefaults.initialDelaySeconds),
-    timeoutSeconds: z.int().min(1).max(int32Max).default(probeDefaults.timeoutSeconds),
-    periodSeconds: z.int().min(1).max(int32Max).default(probeDefaults.periodSeconds),
+    initialDelaySeconds: z.int().min(0).max(timingLimits.initialDelaySeconds).default(probeDefaults.initialDelaySeconds),
+    timeoutSeconds: z.int().min(1).max(timingLimits.timeoutSeconds).default(probeDefaults.timeoutSeconds),
+    periodSeconds: z.int().min(1).max(timingLimits.periodSeconds).default(probeDefaults.periodSeconds),
     successThreshold: z.int().min(1).max(int32Max).default(probeDefaults.successThreshold),
     failureThreshold: z.int().min(1).max(int32Max).default(probeDefaults.failureThreshold),
-    terminationGracePeriodSeconds: z.int().min(1).optional(),
+    terminationGracePeriodSeconds: z.int().min(1).max(timingLimits.terminationGracePeriodSeconds).optional(),
   })
   .superRefine((probe, ctx) => {
     const count = handlerKeys.filter((key) => probe[key] !== undefined).length;

@@ -111,9 +111,24 @@ const requirementSchema = z
     });
   });
 
+/**
+ * zod's record parse skips an own `__proto__` key (which JSON.parse creates)
+ * without an issue, so `matchLabels: {"__proto__": "x"}` would become `{}` and
+ * select every pod. `__proto__` is not a qualified name: reject it from the
+ * raw input before the record is built.
+ */
+const matchLabelsSchema = z
+  .preprocess((raw, ctx) => {
+    if (typeof raw === 'object' && raw !== null && Object.hasOwn(raw, '__proto__')) {
+      ctx.addIssue({ code: 'custom', path: ['__proto__'], message: messages.labelKey, input: raw, ...coded('selector_invalid') });
+    }
+    return raw;
+  }, z.record(z.string(), z.string().max(policyLimits.labelValueLength)))
+  .default({});
+
 const selectorSchema = z
   .object({
-    matchLabels: z.record(z.string(), z.string().max(policyLimits.labelValueLength)).default({}),
+    matchLabels: matchLabelsSchema,
     matchExpressions: z.array(requirementSchema).max(policyLimits.matchExpressions).default([]),
   })
   .superRefine((selector, ctx) => {

@@ -23,7 +23,8 @@ export function decodeCounts(text: string | undefined, policyKey: string): Polic
   const zero = { failing: 0, erroring: 0, remediations: 0 };
   if (text === undefined) return zero;
   try {
-    const v = (JSON.parse(text) as Record<string, unknown>)[policyKey];
+    const all = JSON.parse(text) as Record<string, unknown>;
+    const v = Object.hasOwn(all, policyKey) ? all[policyKey] : undefined;
     if (!Array.isArray(v)) return zero;
     const n = (i: number): number => (typeof v[i] === 'number' && Number.isFinite(v[i]) ? v[i] : 0);
     return { failing: n(0), erroring: n(1), remediations: n(2) };

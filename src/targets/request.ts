@@ -12,9 +12,16 @@ export type ProbeRequest =
   /** A prober error (kubelet-probes.md §4): the attempt is void. */
   | { readonly type: 'error'; readonly error: string };
 
-/** Kubelet's `$(VAR)` expansion from the container's literal env; `$$` escapes. */
+/**
+ * Kubelet's `$(VAR)` expansion from the container's literal env; `$$` escapes.
+ * Names are own keys only: `$(constructor)` must not find Object.prototype's.
+ */
 export function expandCommand(command: readonly string[], env: Readonly<Record<string, string>>): string[] {
-  return command.map((arg) => arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m: string, name?: string) => (name === undefined ? '$' : (env[name] ?? m))));
+  const lookup = (m: string, name?: string): string => {
+    if (name === undefined) return '$';
+    return Object.hasOwn(env, name) ? (env[name] ?? m) : m;
+  };
+  return command.map((arg) => arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, lookup));
 }
 
 /**

@@ -59,6 +59,8 @@ export interface StalledListener {
   readonly port: number;
   /** Opens connections until the accept queue is full; returns them (destroy them after). */
   fill(): Promise<net.Socket[]>;
+  /** Unblocks the listener's event loop: it accepts what is queued, and connects complete again. */
+  release(): void;
   readonly close: () => Promise<void>;
 }
 
@@ -72,7 +74,7 @@ export async function stalledListener(): Promise<StalledListener> {
   const gate = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(
     `const net = require('node:net'); const { parentPort, workerData } = require('node:worker_threads');
-     const server = net.createServer(() => {}); server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+     const server = net.createServer((s) => s.on('error', () => {})); server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
        parentPort.postMessage(server.address().port);
        setTimeout(() => Atomics.wait(workerData, 0, 0, 30000), 20);
      });`,
@@ -98,6 +100,10 @@ export async function stalledListener(): Promise<StalledListener> {
         if (!connected) break;
       }
       return sockets;
+    },
+    release: () => {
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
     },
     close: async () => {
       Atomics.store(gate, 0, 1);

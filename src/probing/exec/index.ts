@@ -1,5 +1,6 @@
 import { WebSocket } from 'undici';
 import type { Dispatcher } from 'undici';
+import { setLongTimeout } from '../../kernel/index.ts';
 import { errored, failure, success } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
 
@@ -62,7 +63,7 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
       const finish = (outcome: Outcome): void => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        cancelTimer();
         signal?.removeEventListener('abort', onAbort);
         try {
           ws.close();
@@ -74,7 +75,7 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
       const onAbort = (): void => {
         finish(errored('probe cancelled'));
       };
-      const timer = setTimeout(() => {
+      const cancelTimer = setLongTimeout(() => {
         finish(failure(`command ${JSON.stringify(target.command.join(' '))} timed out`));
       }, target.timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });

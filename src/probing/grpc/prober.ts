@@ -5,8 +5,8 @@
  * session closed after every probe. Each probe opens its own connection
  * and leaves no socket, session or timer behind, whatever the server does.
  */
-import { systemRandom } from '../../kernel/index.ts';
-import type { Random } from '../../kernel/index.ts';
+import { setLongTimeout, systemRandom } from '../../kernel/index.ts';
+import type { CancelTimer, Random } from '../../kernel/index.ts';
 import { errored } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
 import type { GrpcProbeRequest } from '../request.ts';
@@ -72,14 +72,14 @@ class Deadline {
   readonly #controller = new AbortController();
   readonly #external: AbortSignal | undefined;
   readonly #endsAt: number;
-  readonly #timer: NodeJS.Timeout;
+  readonly #cancelTimer: CancelTimer;
   readonly #onAbort = (): void => this.#controller.abort();
 
   constructor(timeoutMs: number, external: AbortSignal | undefined) {
     this.signal = this.#controller.signal;
     this.#external = external;
     this.#endsAt = performance.now() + timeoutMs;
-    this.#timer = setTimeout(this.#onAbort, timeoutMs);
+    this.#cancelTimer = setLongTimeout(this.#onAbort, timeoutMs);
     external?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
@@ -92,7 +92,7 @@ class Deadline {
   }
 
   dispose(): void {
-    clearTimeout(this.#timer);
+    this.#cancelTimer();
     this.#external?.removeEventListener('abort', this.#onAbort);
   }
 }

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { Dispatcher } from 'undici';
+import { headerProblem } from './headers.ts';
 import { ParseError, ResponseParser } from './response-parser.ts';
 import type { ResponseHead } from './response-parser.ts';
 
@@ -126,7 +127,14 @@ class Exchange implements Dispatcher.DispatchController {
     const https = url.protocol === 'https:';
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const port = Number(url.port || (https ? 443 : 80));
-    const request = serializeRequest(this.#options);
+    const pairs = headerPairs(this.#options.headers);
+    // Never write a header that would split the request (CR/LF) or that Go would refuse.
+    const invalid = pairs.map(([name, value]) => headerProblem(name, value)).find((p) => p !== undefined);
+    if (invalid !== undefined) {
+      this.fail(new Error(invalid));
+      return;
+    }
+    const request = serializeRequest(this.#options.method, this.#options.path, pairs, this.#options.reset === true);
     const socket = https
       ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
       : net.connect({ host, port });
@@ -171,17 +179,23 @@ class Exchange implements Dispatcher.DispatchController {
   }
 }
 
-/** The request head in one string; probes never send a body. */
-function serializeRequest(options: Dispatcher.DispatchOptions): string {
-  let head = `${options.method} ${options.path} HTTP/1.1\r\n`;
-  const headers = options.headers;
+/** The dispatch options' headers (flat array or object) as [name, value] pairs, in order. */
+function headerPairs(headers: Dispatcher.DispatchOptions['headers']): [string, string][] {
+  const pairs: [string, string][] = [];
   if (Array.isArray(headers)) {
-    for (let i = 0; i + 1 < headers.length; i += 2) head += `${String(headers[i])}: ${String(headers[i + 1])}\r\n`;
+    for (let i = 0; i + 1 < headers.length; i += 2) pairs.push([String(headers[i]), String(headers[i + 1])]);
   } else if (headers !== null && headers !== undefined) {
     for (const [name, value] of Object.entries(headers)) {
-      for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) head += `${name}: ${String(v)}\r\n`;
+      for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) pairs.push([name, String(v)]);
     }
   }
-  if (options.reset === true) head += 'connection: close\r\n';
+  return pairs;
+}
+
+/** The request head in one string; probes never send a body. */
+function serializeRequest(method: string, path: string, headers: readonly (readonly [string, string])[], close: boolean): string {
+  let head = `${method} ${path} HTTP/1.1\r\n`;
+  for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
+  if (close) head += 'connection: close\r\n';
   return `${head}\r\n`;
 }

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { setLongTimeout } from '../../kernel/index.ts';
 import { errored, failure, success, warning } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
 import type { HttpProbeRequest } from '../request.ts';
@@ -49,13 +50,13 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
   return async (req, signal) => {
     if (signal?.aborted === true) return errored('probe cancelled');
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new ProbeTimeout()), req.timeoutMs);
+    const cancelTimer = setLongTimeout(() => deadline.abort(new ProbeTimeout()), req.timeoutMs);
     const cancel = (): void => deadline.abort(new ProbeCancelled());
     signal?.addEventListener('abort', cancel, { once: true });
     try {
       return await run(dispatcher, headersOf(req), req, deadline.signal);
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
       signal?.removeEventListener('abort', cancel);
     }
   };
@@ -63,6 +64,8 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
 
 async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbeRequest, signal: AbortSignal): Promise<Outcome> {
   const first = probeUrl(req.scheme, req.ip, req.port, req.path);
+  // Go's transport refuses the request before dialling (client.Do fails: a Failure).
+  if (headers.invalid !== undefined) return failure(`Get ${JSON.stringify(probeUrlString(first))}: ${headers.invalid}`);
   let url = first;
   let host = headers.host ?? first.authority;
   for (let via = 0; ; via++) {

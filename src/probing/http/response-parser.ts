@@ -144,7 +144,9 @@ function parseHead(text: string): ResponseHead {
   const lines = text.split('\r\n');
   const match = statusLine.exec(lines[0] ?? '');
   if (match === null) throw new ParseError(`malformed HTTP response ${JSON.stringify(lines[0] ?? '')}`);
-  const headers: Record<string, string | string[]> = {};
+  // Names come from the pod: no prototype, so `constructor` or `__proto__`
+  // are ordinary keys (a plain {} would merge with or replace its prototype).
+  const headers = Object.create(null) as Record<string, string | string[]>;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] ?? '';
     const colon = line.indexOf(':');

@@ -24,7 +24,7 @@ interface ErrnoLike {
 function errnoCode(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
     const code = (e as ErrnoLike).code;
-    if (typeof code === 'string' && code in syscallText) return code;
+    if (typeof code === 'string' && Object.hasOwn(syscallText, code)) return code;
     e = (e as ErrnoLike).cause;
   }
   return undefined;

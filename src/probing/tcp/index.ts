@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { setLongTimeout } from '../../kernel/index.ts';
 import { describeTransportError } from '../http/transport-error.ts';
 import { errored, failure, success } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
@@ -24,7 +25,7 @@ export const tcpProbe: TcpProber = (req, signal) =>
     const addr = joinHostPort(req.ip, req.port);
     const socket = net.connect({ host: req.ip, port: req.port });
     const finish = (outcome: Outcome, reset: boolean): void => {
-      clearTimeout(timer);
+      cancelTimer();
       signal?.removeEventListener('abort', onAbort);
       socket.removeAllListeners();
       socket.on('error', () => undefined); // late errors of a closed socket are not news
@@ -35,7 +36,7 @@ export const tcpProbe: TcpProber = (req, signal) =>
     const onAbort = (): void => {
       finish(errored('probe cancelled'), false);
     };
-    const timer = setTimeout(() => {
+    const cancelTimer = setLongTimeout(() => {
       finish(failure(`dial tcp ${addr}: i/o timeout`), false);
     }, req.timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -126,12 +126,12 @@ void describe('validatePolicy: the valid table', () => {
     assert.deepEqual(spec.selector.matchExpressions[1], { key: 'outprobe.io/skip', operator: 'DoesNotExist', values: [] });
   });
 
-  void it('keeps duplicate headers in order and empty header values', () => {
+  void it('keeps duplicate headers in order, empty header values, and tabs and non-ASCII in values', () => {
     const handler = validNamed('https-with-headers').spec.readiness?.probe.handler;
     assert.equal(handler?.type, 'httpGet');
     assert.equal(handler.scheme, 'HTTPS');
     assert.equal(handler.path, '/ready?verbose=1');
-    assert.deepEqual(handler.httpHeaders.map((h) => `${h.name}=${h.value}`), ['User-Agent=', 'X-Probe=a', 'X-Probe=b']);
+    assert.deepEqual(handler.httpHeaders.map((h) => `${h.name}=${h.value}`), ['User-Agent=', 'X-Probe=a', 'X-Probe=b', 'X-Tabbed=a\tb é']);
   });
 
   void it('passes metadata through and ignores status', () => {
