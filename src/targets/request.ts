@@ -35,7 +35,8 @@ export function buildRequest(probe: ProbeSpec, pod: Pod, containerName: string, 
   if (!port.ok) return { type: 'error', error: port.error };
   switch (h.type) {
     case 'httpGet':
-      return { type: 'httpGet', request: { scheme: h.scheme, ip, port: port.port, path: h.path, headers: h.httpHeaders, timeoutMs } };
+      // Redirect hops are vetted too, before the prober connects to them.
+      return { type: 'httpGet', request: { scheme: h.scheme, ip, port: port.port, path: h.path, headers: h.httpHeaders, timeoutMs, checkHop: (hopIp) => guard.check(hopIp) } };
     case 'tcpSocket':
       return { type: 'tcpSocket', request: { ip, port: port.port, timeoutMs } };
     case 'grpc':
