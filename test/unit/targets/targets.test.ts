@@ -10,7 +10,7 @@ const side: PodContainer = { name: 'proxy', ports: [{ name: 'admin', containerPo
 function pod(over: Partial<Pod> = {}): Pod {
   return {
     uid: 'uid-1', namespace: 'shop', name: 'web-1', resourceVersion: '1', labels: { app: 'web', tier: 'front' }, nodeName: 'n1', phase: 'Running',
-    podIP: '127.0.10.1', deletionTimestamp: undefined, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: ['outprobe.io/web'],
+    podIP: '127.0.10.1', deletionTimestamp: undefined, hostNetwork: false, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: ['outprobe.io/web'],
     containers: [side, web], containerStatuses: [], conditions: [], ...over,
   };
 }
