@@ -3,7 +3,7 @@ import type { RawObject } from './reflector.ts';
 /**
  * The compact in-memory projection of a pod: only what targeting, probing,
  * write-back and remediation read. No managedFields, no annotations, no spec
- * beyond containers' ports/env and the readiness gates. Times are ms.
+ * beyond containers' ports/env, the readiness gates and hostNetwork. Times are ms.
  */
 export interface PodPort {
   readonly name: string | undefined;
@@ -44,6 +44,8 @@ export interface Pod {
   readonly resourceVersion: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly nodeName: string | undefined;
+  /** `spec.hostNetwork`: the pod IP is the node's, so only declared container ports are probed. */
+  readonly hostNetwork: boolean;
   readonly phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
   readonly podIP: string | undefined;
   readonly deletionTimestamp: number | undefined;
@@ -66,6 +68,7 @@ interface RawPod {
   };
   readonly spec?: {
     readonly nodeName?: string;
+    readonly hostNetwork?: boolean;
     readonly restartPolicy?: string;
     readonly terminationGracePeriodSeconds?: number;
     readonly readinessGates?: readonly { readonly conditionType?: string }[];
@@ -140,10 +143,11 @@ function condition(c: NonNullable<NonNullable<RawPod['status']>['conditions']>[n
   };
 }
 
-function specPart(spec: NonNullable<RawPod['spec']>): Pick<Pod, 'nodeName' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers'> {
+function specPart(spec: NonNullable<RawPod['spec']>): Pick<Pod, 'nodeName' | 'hostNetwork' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers'> {
   const sidecars = (spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
   return {
     nodeName: spec.nodeName,
+    hostNetwork: spec.hostNetwork === true,
     restartPolicy: spec.restartPolicy ?? 'Always',
     terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
     readinessGates: (spec.readinessGates ?? []).map((g) => g.conditionType ?? '').filter((t) => t !== ''),

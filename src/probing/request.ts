@@ -19,6 +19,13 @@ export interface HttpProbeRequest {
   /** `httpGet.httpHeaders`, duplicates allowed, in order. */
   readonly headers: readonly HttpHeader[];
   readonly timeoutMs: number;
+  /**
+   * Vets every address the probe would connect to, the first request and
+   * each followed redirect, before connecting: a reason means the hop is
+   * not made and the attempt is a prober error (void, never counted), as
+   * for a pod IP the address guard refuses. @default every hop allowed
+   */
+  readonly checkHop?: (ip: string, port: number) => string | undefined;
 }
 
 export interface TcpProbeRequest {

@@ -1,4 +1,4 @@
-import type { Pod } from '../kube/index.ts';
+import type { Pod, PodContainer } from '../kube/index.ts';
 import type { ProbeSpec } from '../policy/index.ts';
 import type { GrpcProbeRequest, HttpProbeRequest, TcpProbeRequest } from '../probing/index.ts';
 import type { AddressGuard } from './address.ts';
@@ -25,9 +25,23 @@ export function expandCommand(command: readonly string[], env: Readonly<Record<s
 }
 
 /**
+ * A host-network pod's IP is its node's, where the kubelet (10250), the
+ * node's own services and other host-network pods listen: only a port the
+ * probed container declares (`ports[].containerPort`) is probed there, so a
+ * policy cannot reach the node's other ports through such a pod, nor a
+ * redirect carry a probe to them.
+ */
+function hostNetworkPortCheck(pod: Pod, container: PodContainer | undefined): (port: number) => string | undefined {
+  if (!pod.hostNetwork) return () => undefined;
+  const declared = new Set((container?.ports ?? []).map((p) => p.containerPort));
+  return (port) => (declared.has(port) ? undefined : `port ${port} is not a containerPort of container ${JSON.stringify(container?.name ?? '')} in a hostNetwork pod: not probed`);
+}
+
+/**
  * Turns a probe and a pod into a concrete executor request at probe time:
  * the target is the pod's IP (never a user host), the port is resolved
- * against the container, and the guard vets the address.
+ * against the container, and the guard vets the address (and, for an HTTP
+ * probe, every redirect hop before it is connected to).
  */
 export function buildRequest(probe: ProbeSpec, pod: Pod, containerName: string, guard: AddressGuard): ProbeRequest {
   const timeoutMs = probe.timeoutSeconds * 1000;
@@ -40,9 +54,14 @@ export function buildRequest(probe: ProbeSpec, pod: Pod, containerName: string, 
   if (refused !== undefined) return { type: 'error', error: refused };
   const port = resolvePort(h.port, container);
   if (!port.ok) return { type: 'error', error: port.error };
+  const portCheck = hostNetworkPortCheck(pod, container);
+  const undeclared = portCheck(port.port);
+  if (undeclared !== undefined) return { type: 'error', error: undeclared };
   switch (h.type) {
-    case 'httpGet':
-      return { type: 'httpGet', request: { scheme: h.scheme, ip, port: port.port, path: h.path, headers: h.httpHeaders, timeoutMs } };
+    case 'httpGet': {
+      const checkHop = (hopIp: string, hopPort: number): string | undefined => guard.check(hopIp) ?? portCheck(hopPort);
+      return { type: 'httpGet', request: { scheme: h.scheme, ip, port: port.port, path: h.path, headers: h.httpHeaders, timeoutMs, checkHop } };
+    }
     case 'tcpSocket':
       return { type: 'tcpSocket', request: { ip, port: port.port, timeoutMs } };
     case 'grpc':

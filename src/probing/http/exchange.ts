@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { joinHostPort } from '../request.ts';
 import type { ProbeUrl } from './url.ts';
 
 /** What one request/response hop produced. */
@@ -95,7 +96,10 @@ export function exchange(dispatcher: Dispatcher, options: HopOptions): Promise<H
     try {
       dispatcher.dispatch(
         {
-          origin: `${options.url.scheme}://${options.url.authority}`,
+          // The address comes from the hop's parsed hostname and port, the
+          // values the redirect check compared; never from a URL string a
+          // second parser would read again.
+          origin: `${options.url.scheme}://${joinHostPort(options.url.hostname, options.url.port)}`,
           path: options.url.requestTarget,
           method: 'GET',
           headers: [['host', options.host], ...options.headers].flat(),

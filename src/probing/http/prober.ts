@@ -3,12 +3,14 @@ import { setLongTimeout } from '../../kernel/index.ts';
 import { errored, failure, success, warning } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
 import type { HttpProbeRequest } from '../request.ts';
+import { joinHostPort } from '../request.ts';
 import { exchange } from './exchange.ts';
 import type { HopResult } from './exchange.ts';
 import { buildHeaders } from './headers.ts';
 import type { BuiltHeaders } from './headers.ts';
 import { ProbeDispatcher } from './probe-dispatcher.ts';
-import { isFollowedRedirect, nextHop } from './redirect.ts';
+import { firstHop, hopRequest, isFollowedRedirect, nextHop } from './redirect.ts';
+import type { Hop, NextHop } from './redirect.ts';
 import { describeTransportError } from './transport-error.ts';
 import { probeUrl, probeUrlString } from './url.ts';
 import type { ProbeUrl } from './url.ts';
@@ -66,32 +68,34 @@ async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbe
   const first = probeUrl(req.scheme, req.ip, req.port, req.path);
   // Go's transport refuses the request before dialling (client.Do fails: a Failure).
   if (headers.invalid !== undefined) return failure(`Get ${JSON.stringify(probeUrlString(first))}: ${headers.invalid}`);
+  let hop = firstHop(first, headers.host);
   let url = first;
-  let host = headers.host ?? first.authority;
   for (let via = 0; ; via++) {
-    const follow = (code: number, location: string | undefined): boolean => {
-      if (!isFollowedRedirect(code, location)) return false;
-      const next = nextHop(url, location);
-      return 'error' in next || next.url.hostname === first.hostname;
-    };
+    const refused = req.checkHop?.(url.hostname, url.port);
+    if (refused !== undefined) return errored(`Get ${JSON.stringify(hop.display)}: not connected: ${refused}`);
+    const current = hop;
+    // The same decision at head time (skip the body of a followed redirect) and after.
+    const decide = (code: number, location: string | undefined): NextHop | undefined =>
+      isFollowedRedirect(code, location) ? nextHop(current, first.hostname, location) : undefined;
     const result = await exchange(dispatcher, {
       url,
-      host,
+      host: hop.hostOverride ?? hop.url.host,
       headers: headers.list,
       signal,
       bodyLimit: maxBodyBytes,
-      wantBody: (code, location) => !follow(code, location),
+      wantBody: (code, location) => (decide(code, location)?.kind ?? 'stop') === 'stop',
     });
-    if (result.kind === 'error') return transportOutcome(url, result);
-    if (!follow(result.statusCode, result.location)) return statusOutcome(result.statusCode, result.body);
-    const next = nextHop(url, result.location ?? '');
-    const location = JSON.stringify(result.location);
-    if ('error' in next) return failure(`Get ${location}: ${next.error}`);
+    if (result.kind === 'error') return transportOutcome(hop, url, result);
+    const next = decide(result.statusCode, result.location);
+    if (next === undefined || next.kind === 'stop') return statusOutcome(result.statusCode, result.body);
+    if (next.kind === 'error') return failure(next.output);
     // Go's CheckRedirect sees every request made so far (via, with the
     // original): the 10th redirect response is refused, so 9 are followed.
-    if (via + 1 >= maxRedirects) return failure(`Get ${location}: stopped after ${maxRedirects} redirects`);
-    host = next.relative && headers.host !== undefined ? headers.host : next.url.authority;
-    url = next.url;
+    if (via + 1 >= maxRedirects) return failure(`Get ${JSON.stringify(result.location)}: stopped after ${maxRedirects} redirects`);
+    const request = hopRequest(next.hop);
+    if (!request.ok) return failure(`Get ${JSON.stringify(next.hop.display)}: ${request.error}`);
+    hop = next.hop;
+    url = request.url;
   }
 }
 
@@ -107,17 +111,18 @@ function statusOutcome(statusCode: number, body: Buffer): Outcome {
  * Transport errors before the response head are Failures (client.Do failed);
  * errors while reading the body are prober errors, which void the attempt.
  */
-function transportOutcome(url: ProbeUrl, result: Extract<HopResult, { kind: 'error' }>): Outcome {
-  const get = `Get ${JSON.stringify(probeUrlString(url))}`;
+function transportOutcome(hop: Hop, url: ProbeUrl, result: Extract<HopResult, { kind: 'error' }>): Outcome {
+  const get = `Get ${JSON.stringify(hop.display)}`;
+  const addr = joinHostPort(url.hostname, url.port);
   if (result.error instanceof ProbeCancelled) return errored('probe cancelled');
   if (result.phase === 'body') {
     const reason = result.error instanceof ProbeTimeout
       ? 'context deadline exceeded (Client.Timeout or context cancellation while reading body)'
-      : describeTransportError(result.error, url.authority);
+      : describeTransportError(result.error, addr);
     return errored(`${get}: ${reason}`);
   }
   if (result.error instanceof ProbeTimeout) return failure(`${get}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
-  const text = describeTransportError(result.error, url.authority);
+  const text = describeTransportError(result.error, addr);
   if (text.startsWith('malformed') || text.startsWith('bad Content-Length')) return failure(`${get}: net/http: HTTP/1.x transport connection broken: ${text}`);
   return failure(`${get}: ${text}`);
 }

@@ -13,10 +13,14 @@ import { joinHostPort } from '../request.ts';
  */
 export interface ProbeUrl {
   readonly scheme: 'http' | 'https';
-  /** Hostname without brackets (the pod IP). */
+  /** Hostname without brackets (the pod IP); with `port`, the address connected to. */
   readonly hostname: string;
   readonly port: number;
-  /** `host:port` with IPv6 bracketed; the default Host header value. */
+  /**
+   * The URL's host as written, the default Host header value:
+   * `JoinHostPort(ip, port)` for the first request, Go's URL.Host for a
+   * redirect hop (`10.0.0.5` when the Location has no port).
+   */
   readonly authority: string;
   /** Path and query, as sent on the request line. */
   readonly requestTarget: string;

@@ -52,7 +52,7 @@ const entry = (p: ProbePolicy, created: string): PolicyEntry =>
 function pod(gates: readonly string[], conditions: PodCondition[], rv = '1'): Pod {
   return {
     uid: 'uid-1', namespace: 'shop', name: 'web-1', resourceVersion: rv, labels: { app: 'web' }, nodeName: 'n1', phase: 'Running', podIP: '127.0.10.1',
-    deletionTimestamp: undefined, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: gates,
+    deletionTimestamp: undefined, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, hostNetwork: false, readinessGates: gates,
     containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 8080 }], env: {}, sidecar: false }],
     containerStatuses: [{ name: 'web', containerId: 'containerd://c1', restartCount: 0, state: 'running', startedAt: 1_699_999_000_000, started: true, ready: true }],
     conditions,

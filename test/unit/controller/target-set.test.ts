@@ -45,7 +45,7 @@ function pod(resourceVersion: string, status?: 'True' | 'False'): Pod {
   const conditions: PodCondition[] = status === undefined ? [] : [{ type: gate, status, reason: status === 'True' ? 'ProbeSucceeded' : 'ProbeFailed', message: undefined, lastTransitionTime: undefined }];
   return {
     uid: 'uid-1', namespace: 'shop', name: 'web-1', resourceVersion, labels: { app: 'web' }, nodeName: 'n1', phase: 'Running', podIP: '127.0.10.1',
-    deletionTimestamp: undefined, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: [gate],
+    deletionTimestamp: undefined, hostNetwork: false, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: [gate],
     containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 8080 }], env: {}, sidecar: false }],
     containerStatuses: [{ name: 'web', containerId: 'containerd://c1', restartCount: 0, state: 'running', startedAt: 1_699_999_000_000, started: true, ready: true }],
     conditions,

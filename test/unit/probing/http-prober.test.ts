@@ -173,6 +173,13 @@ for (const [name, makeDispatcher] of dispatchers) {
       await probe(`/to/${encodeURIComponent(`http://127.0.0.1:${server.port}/headers`)}`, { headers: [{ name: 'Host', value: 'web.example' }] });
       assert.equal(seen.at(-1)?.host, `127.0.0.1:${server.port}`);
     });
+    it('drops a Host override for good once an absolute redirect dropped it (Go keeps req.Host of the previous hop only)', async () => {
+      const start = seen.length;
+      const relative = `/to/${encodeURIComponent('/headers')}`;
+      const o = await probe(`/to/${encodeURIComponent(`http://127.0.0.1:${server.port}${relative}`)}`, { headers: [{ name: 'Host', value: 'web.example' }] });
+      assert.equal(o.kind, 'success');
+      assert.deepEqual(seen.slice(start).map((h) => h.host), ['web.example', `127.0.0.1:${server.port}`, `127.0.0.1:${server.port}`]);
+    });
     it('reads at most 10 KiB of a 10 MiB body, with flat memory', async () => {
       const rss0 = process.memoryUsage().rss;
       for (let i = 0; i < 20; i++) {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildHeaders, canonicalHeaderKey } from '../../../src/probing/http/headers.ts';
-import { nextHop } from '../../../src/probing/http/redirect.ts';
+import { firstHop, hopRequest, nextHop } from '../../../src/probing/http/redirect.ts';
+import type { Hop } from '../../../src/probing/http/redirect.ts';
 import { probeUrl, probeUrlString, requestTarget } from '../../../src/probing/http/url.ts';
 
 describe('requestTarget (Go url.Parse + formatURL)', () => {
@@ -80,37 +81,55 @@ describe('buildHeaders (newProbeRequest)', () => {
 });
 
 describe('nextHop (Go redirect resolution)', () => {
-  const here = probeUrl('HTTP', '127.0.0.1', 8080, '/a/b');
+  const here = firstHop(probeUrl('HTTP', '127.0.0.1', 8080, '/a/b'), undefined);
+  const follow = (from: Hop, location: string): Hop => {
+    const next = nextHop(from, '127.0.0.1', location);
+    assert.equal(next.kind, 'follow');
+    return next.hop;
+  };
+  const request = (hop: Hop): ReturnType<typeof hopRequest> & { ok: true } => {
+    const r = hopRequest(hop);
+    assert.ok(r.ok);
+    return r;
+  };
 
   it('resolves a relative Location against the current URL and keeps the authority', () => {
-    const hop = nextHop(here, 'c?x=1');
-    assert.ok(!('error' in hop));
-    assert.equal(hop.relative, true);
-    assert.equal(hop.url.authority, '127.0.0.1:8080');
-    assert.equal(hop.url.requestTarget, '/a/c?x=1');
+    const hop = follow(here, 'c?x=1');
+    assert.equal(hop.url.host, '127.0.0.1:8080');
+    assert.equal(request(hop).url.requestTarget, '/a/c?x=1');
   });
 
   it('follows scheme and port changes of an absolute Location, authority as written', () => {
-    const hop = nextHop(here, 'https://127.0.0.1:8443/secure');
-    assert.ok(!('error' in hop));
-    assert.equal(hop.relative, false);
-    assert.equal(hop.url.scheme, 'https');
-    assert.equal(hop.url.port, 8443);
-    assert.equal(hop.url.authority, '127.0.0.1:8443');
-    const noPort = nextHop(here, 'http://127.0.0.1/x');
-    assert.ok(!('error' in noPort));
-    assert.equal(noPort.url.port, 80);
-    assert.equal(noPort.url.authority, '127.0.0.1');
+    const hop = request(follow(here, 'https://127.0.0.1:8443/secure')).url;
+    assert.deepEqual(hop, { scheme: 'https', hostname: '127.0.0.1', port: 8443, authority: '127.0.0.1:8443', requestTarget: '/secure' });
+    const noPort = request(follow(here, 'http://127.0.0.1/x')).url;
+    assert.equal(noPort.port, 80);
+    assert.equal(noPort.authority, '127.0.0.1');
   });
 
-  it('treats a scheme-relative Location as relative for the Host rule (url.IsAbs)', () => {
-    const hop = nextHop(here, '//127.0.0.1:9000/x');
-    assert.ok(!('error' in hop));
-    assert.equal(hop.relative, true);
-    assert.equal(hop.url.authority, '127.0.0.1:9000');
+  it('keeps a Host override through relative Locations only, as Go keeps req.Host (issue #22233)', () => {
+    const withHost = firstHop(probeUrl('HTTP', '127.0.0.1', 8080, '/a/b'), 'web.example');
+    assert.equal(follow(withHost, '/c').hostOverride, 'web.example');
+    assert.equal(follow(withHost, '//127.0.0.1:9000/x').hostOverride, 'web.example', 'a scheme-relative Location is not url.IsAbs');
+    const absolute = follow(withHost, 'http://127.0.0.1:9000/x');
+    assert.equal(absolute.hostOverride, undefined);
+    assert.equal(follow(absolute, '/again').hostOverride, undefined, 'once dropped, a later relative hop does not bring it back');
   });
 
-  it('refuses schemes other than http and https', () => {
-    assert.deepEqual(nextHop(here, 'ftp://127.0.0.1/x'), { error: 'unsupported protocol scheme "ftp"' });
+  it('compares hostnames as strings: other spellings of the same IP are other hosts', () => {
+    for (const loc of ['http://127.000.000.001/', 'http://2130706433/', 'http://0x7f.0.0.1/', 'http://127.0.0.1./', 'http://[::ffff:127.0.0.1]/']) {
+      assert.deepEqual(nextHop(here, '127.0.0.1', loc), { kind: 'stop' }, loc);
+    }
+  });
+
+  it('fails a Location Go cannot parse, naming the current URL', () => {
+    assert.deepEqual(nextHop(here, '127.0.0.1', 'http://127.0.0.1:1\\@127.0.0.2/x'), {
+      kind: 'error',
+      output: 'Get "http://127.0.0.1:8080/a/b": failed to parse Location header "http://127.0.0.1:1\\\\@127.0.0.2/x": parse "http://127.0.0.1:1\\\\@127.0.0.2/x": net/url: invalid userinfo',
+    });
+  });
+
+  it('refuses schemes other than http and https on the same host, as the transport does', () => {
+    assert.deepEqual(hopRequest(follow(here, 'ftp://127.0.0.1/x')), { ok: false, error: 'unsupported protocol scheme "ftp"' });
   });
 });

@@ -10,7 +10,7 @@ const side: PodContainer = { name: 'proxy', ports: [{ name: 'admin', containerPo
 function pod(over: Partial<Pod> = {}): Pod {
   return {
     uid: 'uid-1', namespace: 'shop', name: 'web-1', resourceVersion: '1', labels: { app: 'web', tier: 'front' }, nodeName: 'n1', phase: 'Running',
-    podIP: '127.0.10.1', deletionTimestamp: undefined, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: ['outprobe.io/web'],
+    podIP: '127.0.10.1', deletionTimestamp: undefined, hostNetwork: false, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: ['outprobe.io/web'],
     containers: [side, web], containerStatuses: [], conditions: [], ...over,
   };
 }
@@ -90,7 +90,18 @@ describe('buildRequest', () => {
   const guard = new AddressGuard(['127.0.0.0/8']);
   it('builds an HTTP request to the pod IP with the resolved port', () => {
     const r = buildRequest(probe({ type: 'httpGet', path: '/healthz', port: 'http', scheme: 'HTTPS', httpHeaders: [{ name: 'X', value: 'y' }] }), pod(), 'web', guard);
-    assert.deepEqual(r, { type: 'httpGet', request: { scheme: 'HTTPS', ip: '127.0.10.1', port: 8080, path: '/healthz', headers: [{ name: 'X', value: 'y' }], timeoutMs: 2000 } });
+    assert.equal(r.type, 'httpGet');
+    const { checkHop, ...request } = (r).request;
+    assert.deepEqual(request, { scheme: 'HTTPS', ip: '127.0.10.1', port: 8080, path: '/healthz', headers: [{ name: 'X', value: 'y' }], timeoutMs: 2000 });
+    assert.equal(typeof checkHop, 'function');
+  });
+  it('gives HTTP requests a per-hop check that runs the address guard on every redirect hop', () => {
+    const r = buildRequest(probe({ type: 'httpGet', path: '/', port: 8080, scheme: 'HTTP', httpHeaders: [] }), pod(), 'web', guard);
+    const checkHop = r.type === 'httpGet' ? r.request.checkHop : undefined;
+    assert.ok(checkHop !== undefined);
+    assert.equal(checkHop('127.0.10.1', 8080), undefined);
+    assert.equal(checkHop('10.1.2.3', 8080), 'pod IP 10.1.2.3 is outside the allowed probe ranges');
+    assert.match(checkHop('169.254.169.254', 80) ?? '', /not probed/);
   });
   it('a port that cannot be resolved is a prober error', () => {
     assert.deepEqual(buildRequest(probe({ type: 'tcpSocket', port: 'nope' }), pod(), 'web', guard), { type: 'error', error: 'strconv.Atoi: parsing "nope": invalid syntax' });
