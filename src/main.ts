@@ -133,7 +133,7 @@ async function main(): Promise<number> {
     execEnabled: config.execEnabled,
     concurrency: config.concurrency,
     allowedCidrs: config.allowedCidrs,
-    ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
+    namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
     ...(sharding === undefined
       ? {}
@@ -154,7 +154,7 @@ async function main(): Promise<number> {
   });
   log.info('outprobe started', {
     identity: config.identity,
-    namespace: config.namespace ?? '(all)',
+    namespaces: config.namespaces.length === 0 ? '(all)' : config.namespaces.join(','),
     metricsPort: server.port,
     metricsAuth: config.metricsAuth,
     userAgent,

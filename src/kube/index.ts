@@ -15,3 +15,5 @@ export { projectPod } from './pod.ts';
 export type { Pod, PodCondition, PodContainer, PodContainerStatus, PodPort } from './pod.ts';
 export { reviewBearerToken, reviewNonResourceAccess, reviewToken } from './access-review.ts';
 export type { AccessReviewResult, AccessVerdict, ReviewedUser, TokenReviewResult } from './access-review.ts';
+export { ReflectorSet } from './reflector-set.ts';
+export type { ReflectorSetOptions } from './reflector-set.ts';

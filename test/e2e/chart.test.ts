@@ -168,7 +168,7 @@ void describe('charts/outprobe', () => {
     const c = podSpecOf(dep).containers[0];
     assert.ok(c !== undefined);
     const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
-    assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespace === 'shop', loaded.ok ? '' : loaded.message);
+    assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespaces.join() === 'shop', loaded.ok ? '' : loaded.message);
     assert.deepEqual(loaded.config.allowedCidrs, ['10.0.0.0/8', '127.0.0.0/8']);
     // watchNamespace: the controller's rules are a Role (and RoleBinding) in that namespace, nothing cluster-wide.
     assert.equal(exec.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), false);

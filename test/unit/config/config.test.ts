@@ -62,4 +62,19 @@ describe('loadConfig', () => {
     assert.ok(!help.ok && help.help);
     assert.match(help.message, /--metrics-auth/);
   });
+
+  it('--namespace takes a comma-separated list; unset means all namespaces', () => {
+    const list = loadConfig(['--namespace', 'shop, web,shop'], {});
+    assert.ok(list.ok);
+    assert.deepEqual(list.config.namespaces, ['shop', 'web']);
+    const env = loadConfig([], { OUTPROBE_NAMESPACE: 'one' });
+    assert.ok(env.ok);
+    assert.deepEqual(env.config.namespaces, ['one']);
+    const all = loadConfig([], {});
+    assert.ok(all.ok);
+    assert.deepEqual(all.config.namespaces, []);
+    const bad = loadConfig(['--namespace', 'shop,Not_A_Namespace'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /namespaces\.1: must be a namespace name/);
+  });
 });
