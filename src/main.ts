@@ -8,9 +8,9 @@ import type { Config } from './config/index.ts';
 import { Controller, reporter } from './controller/index.ts';
 import type { Probers } from './controller/index.ts';
 import { systemClock, systemRandom } from './kernel/index.ts';
-import { KubeClient, loadConnection } from './kube/index.ts';
-import { EventRecorder, Metrics, createLogger, startObservabilityServer } from './observability/index.ts';
-import type { Logger } from './observability/index.ts';
+import { KubeClient, loadConnection, reviewBearerToken } from './kube/index.ts';
+import { EventRecorder, Metrics, MetricsAuth, createLogger, startObservabilityServer } from './observability/index.ts';
+import type { AuthDecision, Logger } from './observability/index.ts';
 import { createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
 import { ShardMembership, shardReporter } from './sharding/index.ts';
 
@@ -62,6 +62,42 @@ function startSharding(config: Config, client: KubeClient, log: Logger, metrics:
   return { sharding, leaseClient };
 }
 
+/**
+ * `/metrics` behind a TokenReview and a SubjectAccessReview for `get
+ * /metrics` (kube-rbac-proxy's check), on a client of its own with a small
+ * rate limit: whoever can reach the port can make the controller ask, and
+ * those reviews must never queue the gate writes behind them.
+ */
+interface MetricsGuard {
+  readonly authorize: ((authorization: string | undefined) => Promise<AuthDecision>) | undefined;
+  close(): Promise<void>;
+}
+
+function metricsAuthVia(client: KubeClient, config: Config, log: Logger, metrics: Metrics): MetricsGuard {
+  const reviewClient = new KubeClient({
+    connection: client.connection,
+    clock: systemClock,
+    random: systemRandom,
+    qps: 5,
+    burst: 20,
+    maxAttempts: 2,
+    userAgent: `outprobe/${config.identity}/metrics-auth`,
+    onRequest: (r) => metrics.recordApiRequest(r),
+  });
+  const auth = new MetricsAuth({
+    clock: systemClock,
+    review: (token) => reviewBearerToken(reviewClient, token, { path: '/metrics', verb: 'get' }, AbortSignal.timeout(10_000)),
+    onError: (err) => log.warn('metrics token review failed', { error: String(err) }),
+  });
+  return { authorize: (authorization) => auth.authorize(authorization), close: () => reviewClient.close() };
+}
+
+function metricsAuthFor(client: KubeClient, config: Config, log: Logger, metrics: Metrics): MetricsGuard {
+  if (config.metricsAuth === 'kubernetes') return metricsAuthVia(client, config, log, metrics);
+  if (!/^(127\.|::1$|localhost$)/.test(config.metricsHost)) log.warn('/metrics is served without authentication on a non-loopback address', { metricsHost: config.metricsHost });
+  return { authorize: undefined, close: () => Promise.resolve() };
+}
+
 async function main(): Promise<number> {
   const loaded = loadConfig(process.argv.slice(2), process.env);
   if (!loaded.ok) {
@@ -97,7 +133,7 @@ async function main(): Promise<number> {
     execEnabled: config.execEnabled,
     concurrency: config.concurrency,
     allowedCidrs: config.allowedCidrs,
-    ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
+    namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
     ...(sharding === undefined
       ? {}
@@ -108,16 +144,19 @@ async function main(): Promise<number> {
           aggregate: (key, local) => sharding.aggregate(key, local),
         }),
   });
+  const metricsAuth = metricsAuthFor(client, config, log, metrics);
   const server = await startObservabilityServer({
     host: config.metricsHost,
     port: config.metricsPort,
     metrics,
     ready: () => (controller.ready ? true : { ok: false, reason: 'caches not synced yet' }),
+    authorizeMetrics: metricsAuth.authorize,
   });
   log.info('outprobe started', {
     identity: config.identity,
-    namespace: config.namespace ?? '(all)',
+    namespaces: config.namespaces.length === 0 ? '(all)' : config.namespaces.join(','),
     metricsPort: server.port,
+    metricsAuth: config.metricsAuth,
     userAgent,
     server: client.connection.server,
     sharding: sharding === undefined ? 'off' : `Leases in ${config.leaseNamespace ?? client.connection.namespace}`,
@@ -159,6 +198,7 @@ async function main(): Promise<number> {
   await server.close();
   await client.close();
   await leaseClient?.close();
+  await metricsAuth.close();
   log.info('outprobe stopped');
   return 0;
 }

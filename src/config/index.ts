@@ -9,9 +9,10 @@ import { z } from 'zod';
  */
 const options = {
   kubeconfig: { type: 'string', env: 'KUBECONFIG', help: 'Path to a kubeconfig; default: in-cluster service account, else ~/.kube/config' },
-  namespace: { type: 'string', env: 'OUTPROBE_NAMESPACE', help: 'Watch ProbePolicies and pods in this namespace only (default: all namespaces)' },
+  namespace: { type: 'string', env: 'OUTPROBE_NAMESPACE', help: 'Comma-separated namespaces: watch ProbePolicies and pods, and act, in these only, one watch each (default: all namespaces)' },
   identity: { type: 'string', env: 'OUTPROBE_IDENTITY', help: 'This replica\'s identity (default: $POD_NAME, else the hostname)' },
-  'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080; port 0 picks a free one)' },
+  'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080 with --metrics-auth=kubernetes, 127.0.0.1:8080 with none; port 0 picks a free one)' },
+  'metrics-auth': { type: 'string', env: 'OUTPROBE_METRICS_AUTH', help: 'kubernetes | none: /metrics needs a bearer token that a TokenReview authenticates and a SubjectAccessReview allows to get the non-resource URL /metrics (needs RBAC create on tokenreviews and subjectaccessreviews), or is open (default kubernetes; /healthz and /readyz are always open)' },
   'log-level': { type: 'string', env: 'OUTPROBE_LOG_LEVEL', help: 'error | warn | info | debug (default info)' },
   concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once (default 256)' },
   'kube-api-qps': { type: 'string', env: 'OUTPROBE_KUBE_API_QPS', help: 'Client-side API rate limit, requests per second (default 50)' },
@@ -31,10 +32,12 @@ const intFrom = (min: number) => z.coerce.number().int().min(min);
 
 export const configSchema = z.object({
   kubeconfig: z.string().min(1).optional(),
-  namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
+  /** Empty: all namespaces. */
+  namespaces: z.array(z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')),
   identity: z.string().min(1).max(253),
   metricsHost: z.string(),
   metricsPort: intFrom(0).max(65535),
+  metricsAuth: z.enum(['kubernetes', 'none']),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']),
   concurrency: intFrom(1).max(100_000),
   qps: z.coerce.number().positive(),
@@ -81,15 +84,18 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
 }
 
 function rawConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {
-  const addr = String(get('metrics-addr') ?? '0.0.0.0:8080');
+  const metricsAuth = get('metrics-auth') ?? 'kubernetes';
+  // Unauthenticated metrics stay on loopback unless an address is given.
+  const addr = String(get('metrics-addr') ?? (metricsAuth === 'none' ? '127.0.0.1:8080' : '0.0.0.0:8080'));
   const colon = addr.lastIndexOf(':');
   const cidrs = get('allowed-probe-cidrs');
   return {
     kubeconfig: get('kubeconfig'),
-    namespace: get('namespace'),
+    namespaces: listOf(get('namespace')),
     identity: get('identity') ?? env['POD_NAME'] ?? hostname(),
     metricsHost: addr.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0',
     metricsPort: addr.slice(colon + 1),
+    metricsAuth,
     logLevel: get('log-level') ?? 'info',
     concurrency: get('concurrency') ?? 256,
     qps: get('kube-api-qps') ?? 50,
@@ -100,6 +106,12 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     kubeProbeVersion: get('kube-probe-version'),
     ...shardingConfig(get, env),
   };
+}
+
+/** `a, b,,a` → `[a, b]`; unset or empty → `[]`. */
+function listOf(value: string | boolean | undefined): string[] {
+  if (typeof value !== 'string') return [];
+  return [...new Set(value.split(',').map((v) => v.trim()).filter((v) => v !== ''))];
 }
 
 function shardingConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {

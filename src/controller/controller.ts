@@ -1,5 +1,5 @@
 import type { Clock, Random } from '../kernel/index.ts';
-import { Reflector, projectPod } from '../kube/index.ts';
+import { ReflectorSet, projectPod } from '../kube/index.ts';
 import type { KubeClient, Pod, RawObject } from '../kube/index.ts';
 import { Scheduler } from '../probing/index.ts';
 import { AddressGuard } from '../targets/index.ts';
@@ -24,8 +24,12 @@ export interface ControllerOptions {
   readonly concurrency?: number;
   /** When set, only pod IPs in these ranges are probed. */
   readonly allowedCidrs?: readonly string[];
-  /** Watch one namespace only. @default all namespaces */
-  readonly namespace?: string;
+  /**
+   * Watch (and act in) these namespaces only, one list+watch each; pods and
+   * policies of any other namespace are never stored, probed or written to.
+   * @default all namespaces
+   */
+  readonly namespaces?: readonly string[];
   /** @default 2000 */
   readonly statusIntervalMs?: number;
   /** Does this replica own the pod (sharding)? @default always */
@@ -62,8 +66,8 @@ const podPath = (ns: string | undefined): string => (ns === undefined ? '/api/v1
 export class Controller {
   readonly #o: ControllerOptions;
   readonly policies = new Map<string, PolicyEntry>();
-  readonly pods: Reflector<Pod>;
-  readonly #policyReflector: Reflector<RawObject>;
+  readonly pods: ReflectorSet<Pod>;
+  readonly #policyReflector: ReflectorSet<RawObject>;
   readonly scheduler: Scheduler;
   readonly gates: GateWriter;
   readonly remediator: Remediator;
@@ -82,11 +86,13 @@ export class Controller {
       onWrite: (pod, condition, result, error) => observe({ type: 'gate-write', pod, condition, result, ...(error === undefined ? {} : { error }) }),
       onRepair: (pod, condition, serverStatus) => observe({ type: 'gate-repair', pod, condition, serverStatus }),
     });
-    this.pods = new Reflector<Pod>({
+    const namespaces = options.namespaces ?? [];
+    this.pods = new ReflectorSet<Pod>({
       client,
       clock,
       random,
-      path: podPath(options.namespace),
+      namespaces,
+      path: podPath,
       project: projectPod,
       onEvent: (e) => {
         this.targets.onPod(e.type, e.object, e.old);
@@ -94,11 +100,12 @@ export class Controller {
       },
       onSignal: (s) => observe({ type: 'reflector', resource: 'pods', detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) }),
     });
-    this.#policyReflector = new Reflector<RawObject>({
+    this.#policyReflector = new ReflectorSet<RawObject>({
       client,
       clock,
       random,
-      path: policyPath(options.namespace),
+      namespaces,
+      path: policyPath,
       project: (raw) => raw,
       onEvent: (e) => this.#onPolicy(e.type, e.object),
       onSignal: (s) => observe({ type: 'reflector', resource: 'probepolicies', detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) }),

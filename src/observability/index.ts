@@ -17,3 +17,5 @@ export { EventRecorder, eventBody, eventName, eventReportingComponent, eventSour
 export type { EventApi, EventRecorderOptions, EventType, InvolvedObject } from './events.ts';
 export { EventCorrelator, correlationKey, decideEvent, defaultCorrelatorConfig, refill } from './event-correlator.ts';
 export type { Correlation, CorrelatorConfig, EventDecision, SeenEvent, SpamBucket } from './event-correlator.ts';
+export { MetricsAuth, bearerToken } from './metrics-auth.ts';
+export type { AuthDecision, MetricsAccess, MetricsAccessReview, MetricsAuthOptions } from './metrics-auth.ts';

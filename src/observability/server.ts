@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AuthDecision } from './metrics-auth.ts';
 
 /** What `/readyz` asks: a bare boolean, or a verdict with the reason shown on 503. */
 export type ReadinessCheck = () => boolean | { readonly ok: boolean; readonly reason: string };
@@ -21,6 +22,12 @@ export interface ObservabilityServerOptions {
   readonly ready: ReadinessCheck;
   /** Liveness of the process itself. @default always live */
   readonly live?: () => boolean;
+  /**
+   * Decides on `/metrics` requests from their `Authorization` header (a
+   * MetricsAuth). @default none: `/metrics` is open to whoever can connect.
+   * `/healthz` and `/readyz` are never authenticated (the kubelet probes them).
+   */
+  readonly authorizeMetrics?: ((authorization: string | undefined) => Promise<AuthDecision>) | undefined;
 }
 
 export interface ObservabilityServer {
@@ -33,12 +40,14 @@ export interface ObservabilityServer {
 /**
  * `/metrics`, `/healthz` and `/readyz` on plain node:http. The handlers only
  * read state; a failing check answers 503 (or 500 for a broken scrape) and
- * never takes the process down.
+ * never takes the process down. `/metrics` passes `authorizeMetrics` first;
+ * the health endpoints are open and answer only fixed texts (no error
+ * details), since anyone who can connect may ask them.
  */
 export async function startObservabilityServer(options: ObservabilityServerOptions): Promise<ObservabilityServer> {
   const server = createServer((req, res) => {
-    handle(options, req, res).catch((err: unknown) => {
-      send(res, 500, `internal error: ${String(err)}\n`);
+    handle(options, req, res).catch(() => {
+      send(res, 500, 'internal error\n');
     });
   });
   server.keepAliveTimeout = 5_000;
@@ -78,6 +87,12 @@ async function handle(options: ObservabilityServerOptions, req: IncomingMessage,
     return;
   }
   if (path === '/metrics') {
+    const decision = await (options.authorizeMetrics?.(req.headers.authorization) ?? { status: 200, message: '' });
+    if (decision.status !== 200) {
+      if (decision.status === 401) res.setHeader('www-authenticate', 'Bearer realm="outprobe"');
+      send(res, decision.status, `${decision.message}\n`);
+      return;
+    }
     send(res, 200, await options.metrics.text(), options.metrics.contentType);
     return;
   }
@@ -89,8 +104,9 @@ function liveness(live: (() => boolean) | undefined): { ok: boolean; reason: str
   try {
     const ok = live?.() ?? true;
     return { ok, reason: ok ? '' : 'not live' };
-  } catch (err: unknown) {
-    return { ok: false, reason: `liveness check failed: ${String(err)}` };
+  } catch {
+    // an unauthenticated endpoint: an exception's text is not shown
+    return { ok: false, reason: 'liveness check failed' };
   }
 }
 
@@ -99,8 +115,8 @@ function readiness(check: ReadinessCheck): { ok: boolean; reason: string } {
     const v = check();
     if (typeof v === 'boolean') return { ok: v, reason: v ? '' : 'not ready: caches not synced' };
     return { ok: v.ok, reason: `not ready: ${v.reason}` };
-  } catch (err: unknown) {
-    return { ok: false, reason: `not ready: readiness check failed: ${String(err)}` };
+  } catch {
+    return { ok: false, reason: 'not ready: readiness check failed' };
   }
 }
 

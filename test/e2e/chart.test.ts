@@ -25,7 +25,7 @@ const RELEASE = 'outprobe';
 type Obj = {
   apiVersion: string; kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: Record<string, unknown>; rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+  spec?: Record<string, unknown>; rules?: { apiGroups?: string[]; resources?: string[]; nonResourceURLs?: string[]; verbs: string[] }[];
 };
 interface Run { readonly status: number | null; readonly stdout: string; readonly stderr: string }
 
@@ -50,6 +50,11 @@ function find(objs: readonly Obj[], kind: string): Obj {
   return o;
 }
 type Container = { args: string[]; securityContext: Record<string, unknown>; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; env: { name: string }[] };
+function named(objs: readonly Obj[], kind: string, name: string): Obj {
+  const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
+  assert.ok(o !== undefined, `rendered ${kind} ${name}`);
+  return o;
+}
 function podSpecOf(dep: Obj): { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; topologySpreadConstraints?: unknown[]; affinity?: unknown } {
   return (dep.spec?.['template'] as { spec: ReturnType<typeof podSpecOf> }).spec;
 }
@@ -88,8 +93,8 @@ void describe('charts/outprobe', () => {
     kubectl = (...args: string[]): Run => run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
     await cp.kube.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', serviceMonitorCrd);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dry-run' } });
-    // The namespace ci/exec-3replicas-values.yaml watches: its Role is created there.
-    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
+    // The namespaces ci/exec-3replicas-values.yaml and ci/namespaces-values.yaml watch: their Roles are created there.
+    for (const name of ['shop', 'web']) await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   });
   after(async () => {
     await cp.stop();
@@ -127,7 +132,7 @@ void describe('charts/outprobe', () => {
 
   it('default render: hardened, spread Deployment whose args the controller accepts; least-privilege RBAC; the CRD from crds/', () => {
     const objs = template();
-    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
     for (const o of objs) assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm', `${o.kind} has the standard labels`);
     const dep = find(objs, 'Deployment');
     assert.equal(dep.spec?.['replicas'], 2);
@@ -145,9 +150,12 @@ void describe('charts/outprobe', () => {
     assert.equal(loaded.config.execEnabled, false);
     assert.equal(loaded.config.leaseNamespace, NS);
     assert.equal(loaded.config.metricsPort, 8080);
+    assert.equal(loaded.config.metricsHost, '0.0.0.0');
+    assert.equal(loaded.config.metricsAuth, 'kubernetes');
+    assert.deepEqual(loaded.config.namespaces, []);
 
-    const rules = find(objs, 'ClusterRole').rules ?? [];
-    const granted = rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${r.apiGroups.join(',')}/${res}:${v}`))).sort();
+    const rules = named(objs, 'ClusterRole', RELEASE).rules ?? [];
+    const granted = rules.flatMap((r) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${(r.apiGroups ?? []).join(',')}/${res}:${v}`))).sort();
     assert.deepEqual(granted, ['/events:create', '/events:patch', '/pods/eviction:create', '/pods/status:patch', '/pods:delete', '/pods:get', '/pods:list', '/pods:watch',
       'outprobe.io/probepolicies/status:get', 'outprobe.io/probepolicies/status:patch', 'outprobe.io/probepolicies/status:update',
       'outprobe.io/probepolicies:get', 'outprobe.io/probepolicies:list', 'outprobe.io/probepolicies:watch']);
@@ -168,14 +176,16 @@ void describe('charts/outprobe', () => {
     const c = podSpecOf(dep).containers[0];
     assert.ok(c !== undefined);
     const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
-    assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespace === 'shop', loaded.ok ? '' : loaded.message);
+    assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespaces.join() === 'shop', loaded.ok ? '' : loaded.message);
     assert.deepEqual(loaded.config.allowedCidrs, ['10.0.0.0/8', '127.0.0.0/8']);
-    // watchNamespace: the controller's rules are a Role (and RoleBinding) in that namespace, nothing cluster-wide.
-    assert.equal(exec.some((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding'), false);
+    // watchNamespace: the controller's rules are a Role (and RoleBinding) in that namespace; cluster-wide only
+    // the /metrics reviews (create tokenreviews and subjectaccessreviews) and the metrics-reader role.
+    assert.deepEqual(exec.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+      [`ClusterRole/${RELEASE}-metrics-auth`, `ClusterRole/${RELEASE}-metrics-reader`, `ClusterRoleBinding/${RELEASE}-metrics-auth`]);
     const watchRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === RELEASE);
     assert.ok(watchRole !== undefined);
     assert.equal(watchRole.metadata.namespace, 'shop');
-    assert.ok(watchRole.rules?.some((r) => r.resources.includes('pods/exec') && r.verbs.join() === 'create'));
+    assert.ok(watchRole.rules?.some((r) => (r.resources ?? []).includes('pods/exec') && r.verbs.join() === 'create'));
     const binding = exec.find((o) => o.kind === 'RoleBinding' && o.metadata.name === RELEASE) as (Obj & { roleRef?: { kind: string; name: string }; subjects?: { name: string; namespace: string }[] }) | undefined;
     assert.ok(binding !== undefined);
     assert.equal(binding.metadata.namespace, 'shop');
@@ -185,10 +195,64 @@ void describe('charts/outprobe', () => {
     const mon = template('-f', path.join(chart, 'ci', 'monitoring-values.yaml'));
     assert.equal(find(mon, 'ServiceMonitor').apiVersion, 'monitoring.coreos.com/v1');
     assert.equal(mon.some((o) => o.kind === 'CustomResourceDefinition' || o.kind === 'PodDisruptionBudget'), false);
-    assert.equal(find(mon, 'ClusterRole').rules?.some((r) => r.resources.includes('pods/exec')), false);
+    assert.equal(named(mon, 'ClusterRole', RELEASE).rules?.some((r) => (r.resources ?? []).includes('pods/exec')), false);
     for (const objs of [template(), exec, mon]) {
-      assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.rules?.some((r) => r.resources.some((res) => res.startsWith('secrets')) || r.resources.includes('*') || r.verbs.includes('*'))), false, 'nothing on secrets, no wildcards');
+      assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.rules?.some((r) => (r.resources ?? []).some((res) => res.startsWith('secrets')) || (r.resources ?? []).includes('*') || r.verbs.includes('*'))), false, 'nothing on secrets, no wildcards');
     }
+  });
+
+  it('/metrics: authenticated by default, RBAC for the reviews, a metrics-reader ClusterRole, a ServiceMonitor with a bearer token', () => {
+    const objs = template('--set', 'metrics.serviceMonitor.enabled=true');
+    const rulesOf = (o: Obj): string[] => (o.rules ?? [])
+      .flatMap((r) => [...(r.resources ?? []).map((res) => `${(r.apiGroups ?? []).join(',')}/${res}`), ...(r.nonResourceURLs ?? [])].flatMap((what) => r.verbs.map((v) => `${what}:${v}`))).sort();
+    assert.deepEqual(rulesOf(named(objs, 'ClusterRole', `${RELEASE}-metrics-auth`)), ['authentication.k8s.io/tokenreviews:create', 'authorization.k8s.io/subjectaccessreviews:create']);
+    const authBinding = named(objs, 'ClusterRoleBinding', `${RELEASE}-metrics-auth`) as Obj & { subjects?: unknown[] };
+    assert.deepEqual(authBinding.subjects, [{ kind: 'ServiceAccount', name: RELEASE, namespace: NS }]);
+    assert.deepEqual(rulesOf(named(objs, 'ClusterRole', `${RELEASE}-metrics-reader`)), ['/metrics:get']);
+    assert.equal(objs.some((o) => o.metadata.name === `${RELEASE}-metrics-reader` && o.kind === 'ClusterRoleBinding'), false, 'no reader binding unless subjects are listed');
+    const endpoint = (find(objs, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0];
+    assert.equal(endpoint?.['bearerTokenFile'], '/var/run/secrets/kubernetes.io/serviceaccount/token');
+    // metrics.auth=none: no review RBAC, --metrics-auth=none, the ServiceMonitor sends no token.
+    const open = template('--set', 'metrics.auth=none', '--set', 'metrics.serviceMonitor.enabled=true');
+    assert.equal(open.some((o) => o.metadata.name === `${RELEASE}-metrics-auth`), false);
+    const openArgs = podSpecOf(find(open, 'Deployment')).containers[0]?.args ?? [];
+    assert.ok(openArgs.includes('--metrics-auth=none') && openArgs.includes('--metrics-addr=0.0.0.0:8080'), openArgs.join(' '));
+    assert.equal((find(open, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0]?.['bearerTokenFile'], undefined);
+    // The NetworkPolicy: ingress only on the metrics port, from anywhere; egress not restricted.
+    const np = find(objs, 'NetworkPolicy');
+    assert.deepEqual(np.spec, {
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } },
+      policyTypes: ['Ingress'],
+      ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }] }],
+    });
+    assert.equal(template('--set', 'networkPolicy.enabled=false').some((o) => o.kind === 'NetworkPolicy'), false);
+    const r = run(helm, ['template', RELEASE, chart, '--set', 'networkPolicy.egress.enabled=true']);
+    assert.notEqual(r.status, 0, 'egress restriction without rules is refused');
+    assert.match(r.stderr, /networkPolicy\.egress\.rules/);
+  });
+
+  it('ci/namespaces-values.yaml: a Role per listed namespace, nothing of the controller\'s rules cluster-wide, restricted NetworkPolicy', () => {
+    const objs = template('-f', path.join(chart, 'ci', 'namespaces-values.yaml'));
+    const c = podSpecOf(find(objs, 'Deployment')).containers[0];
+    assert.ok(c !== undefined);
+    const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.message);
+    assert.deepEqual(loaded.config.namespaces, ['shop', 'web']);
+    assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding') && o.metadata.name === RELEASE), false);
+    for (const ns of ['shop', 'web']) {
+      const role = objs.find((o) => o.kind === 'Role' && o.metadata.name === RELEASE && o.metadata.namespace === ns);
+      assert.ok(role?.rules?.some((r) => (r.resources ?? []).includes('pods/status') && r.verbs.join() === 'patch'), `Role in ${ns}`);
+      const binding = objs.find((o) => o.kind === 'RoleBinding' && o.metadata.name === RELEASE && o.metadata.namespace === ns) as (Obj & { roleRef?: unknown }) | undefined;
+      assert.deepEqual(binding?.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELEASE });
+    }
+    const reader = named(objs, 'ClusterRoleBinding', `${RELEASE}-metrics-reader`) as Obj & { subjects?: unknown[] };
+    assert.deepEqual(reader.subjects, [{ kind: 'ServiceAccount', name: 'prometheus', namespace: 'monitoring' }]);
+    const np = find(objs, 'NetworkPolicy').spec ?? {};
+    assert.deepEqual(np['policyTypes'], ['Ingress', 'Egress']);
+    assert.deepEqual(np['ingress'], [{ ports: [{ port: 8080, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
+    assert.equal((np['egress'] as unknown[]).length, 2);
+    const endpoint = (find(objs, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0];
+    assert.deepEqual(endpoint?.['authorization'], { type: 'Bearer', credentials: { name: 'prometheus-token', key: 'token' } });
   });
 
   it('every render passes the API server\'s server-side dry-run', () => {
@@ -209,6 +273,7 @@ void describe('charts/outprobe', () => {
       }
       assert.match(applied, /deployment\.apps\/outprobe (created|configured) \(server dry run\)/);
       if (values.some((v) => v.endsWith('exec-3replicas-values.yaml'))) assert.match(applied, /role\.rbac\.authorization\.k8s\.io\/outprobe (created|configured) \(server dry run\)/);
+      assert.match(applied, /networkpolicy\.networking\.k8s\.io\/outprobe (created|configured) \(server dry run\)/);
     }
   });
 
@@ -237,7 +302,7 @@ void describe('charts/outprobe', () => {
     assert.equal(dep.spec?.['replicas'], 3);
     assert.ok(podSpecOf(dep).containers[0]?.args.includes('--enable-exec-probes'));
     const role = await cp.kube.get(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${RELEASE}`) as Obj;
-    assert.ok(role.rules?.some((r) => r.resources.includes('pods/exec')));
+    assert.ok(role.rules?.some((r) => (r.resources ?? []).includes('pods/exec')));
     await until('3 controller pods', async () => {
       const list = (await cp.kube.get(`/api/v1/namespaces/${NS}/pods?labelSelector=app.kubernetes.io%2Finstance%3D${RELEASE}`))['items'] as unknown[];
       return list.length === 3 ? true : undefined;
@@ -251,7 +316,8 @@ void describe('charts/outprobe', () => {
     const selector = `labelSelector=app.kubernetes.io%2Finstance%3D${RELEASE}`;
     const kinds = ['/apis/apps/v1/deployments', '/apis/apps/v1/replicasets', '/api/v1/pods', '/api/v1/services', '/api/v1/serviceaccounts',
       '/apis/policy/v1/poddisruptionbudgets', '/apis/rbac.authorization.k8s.io/v1/roles', '/apis/rbac.authorization.k8s.io/v1/rolebindings',
-      '/apis/rbac.authorization.k8s.io/v1/clusterroles', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', '/apis/monitoring.coreos.com/v1/servicemonitors'];
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', '/apis/monitoring.coreos.com/v1/servicemonitors',
+      '/apis/networking.k8s.io/v1/networkpolicies'];
     await until('no object of the release left', async () => {
       for (const k of kinds) if (((await cp.kube.get(`${k}?${selector}`))['items'] as unknown[]).length > 0) return undefined;
       return true;

@@ -179,4 +179,48 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     child = undefined;
     assert.deepEqual(lines.filter((l) => /forbidden|\b403\b/i.test(l)), [], 'no request was forbidden');
   });
+  it('with config.namespaces: a Role in each listed namespace, nothing to patch or delete elsewhere, and the controller acts only there', async () => {
+    const APP2 = 'rbac-app2';
+    const OUTSIDE = 'rbac-outside';
+    for (const name of [APP2, OUTSIDE]) await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    helm('upgrade', 'outprobe', chart, '-n', NS, '--reuse-values', '--set', 'config.watchNamespace=', '--set', `config.namespaces={${APP},${APP2}}`);
+    assert.equal((await cp.kube.call('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/outprobe')).status, 404, 'no cluster-wide controller ClusterRole');
+    for (const ns of [APP, APP2]) {
+      for (const args of [['list', 'pods'], ['watch', 'pods'], ['delete', 'pods'], ['patch', 'pods', '--subresource=status'], ['create', 'pods', '--subresource=eviction'],
+        ['create', 'events'], ['watch', 'probepolicies.outprobe.io'], ['patch', 'probepolicies.outprobe.io', '--subresource=status']]) {
+        assert.equal(can(...args, '-n', ns), true, `can ${args.join(' ')} -n ${ns}`);
+      }
+    }
+    for (const ns of [OUTSIDE, 'default', NS]) {
+      for (const args of [['patch', 'pods', '--subresource=status'], ['delete', 'pods'], ['create', 'pods', '--subresource=eviction'], ['list', 'pods'], ['create', 'events']]) {
+        assert.equal(can(...args, '-n', ns), false, `cannot ${args.join(' ')} -n ${ns}`);
+      }
+    }
+    assert.equal(can('list', 'pods', '-A'), false);
+    assert.equal(can('patch', 'pods', '--subresource=status', '-A'), false);
+    // Only the /metrics reviews are cluster-wide.
+    assert.equal(can('create', 'tokenreviews.authentication.k8s.io'), true);
+    assert.equal(can('create', 'subjectaccessreviews.authorization.k8s.io'), true);
+
+    await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${APP2}/probepolicies`, { ...policy('web', { readiness: { conditionType: gate, probe: fast } }), metadata: { name: 'web', namespace: APP2 } });
+    await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${OUTSIDE}/probepolicies`, { ...policy('web', { readiness: { conditionType: gate, probe: fast } }), metadata: { name: 'web', namespace: OUTSIDE } });
+    const inside = await createFakePod(cp.kube, APP2, 'web-listed', { labels: { app: 'web' }, gate });
+    const outside = await createFakePod(cp.kube, OUTSIDE, 'web-outside', { labels: { app: 'web' }, gate });
+    pods.push(inside, outside);
+    const exited = runController(await serviceAccountKubeconfig(), ['--namespace', `${APP},${APP2}`]);
+    await waitFor('gate condition True in the second listed namespace', async () => conditionOf(await getPod(cp.kube, inside), gate)?.status === 'True', 30_000);
+    const first = pods.find((p) => p.name === 'web-ns');
+    assert.ok(first !== undefined);
+    // Its condition is already True from the previous test: set it False so this run must write it.
+    const reset = await cp.kube.call('PATCH', `/api/v1/namespaces/${APP}/pods/web-ns/status`, { status: { conditions: [{ type: gate, status: 'False' }] } }, 'application/strategic-merge-patch+json');
+    assert.equal(reset.status, 200);
+    await waitFor('gate condition True in the first listed namespace', async () => conditionOf(await getPod(cp.kube, first), gate)?.status === 'True', 15_000);
+    child?.kill('SIGTERM');
+    assert.equal(await exited, 0, lines.join('\n'));
+    child = undefined;
+    assert.equal(conditionOf(await getPod(cp.kube, outside), gate), undefined, 'nothing written outside the list');
+    assert.equal(outside.hits, 0, 'never probed outside the list');
+    assert.deepEqual(lines.filter((l) => /forbidden|\b403\b/i.test(l)), [], 'no request was forbidden');
+  });
 });
+

@@ -36,7 +36,7 @@ interface Replica {
 
 function startReplica(cp: ControlPlane, id: string): Replica {
   const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns,
-    '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--lease-duration', String(leaseMs / 1000),
+    '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'none', '--lease-duration', String(leaseMs / 1000),
     '--lease-renew-interval', '1', '--status-interval', '1', '--kube-api-qps', '200', '--kube-api-burst', '400', '--log-level', 'debug'];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const r: Replica = { id, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };

@@ -59,6 +59,7 @@ app.kubernetes.io/part-of: outprobe
 {{- define "outprobe.args" -}}
 {{- $c := .Values.config -}}
 - --metrics-addr=0.0.0.0:{{ .Values.metrics.port }}
+- --metrics-auth={{ .Values.metrics.auth }}
 - --log-level={{ $c.logLevel }}
 - --concurrency={{ $c.concurrency }}
 - --kube-api-qps={{ $c.kubeApiQps }}
@@ -68,8 +69,8 @@ app.kubernetes.io/part-of: outprobe
 - --lease-namespace={{ .Release.Namespace }}
 - --lease-duration={{ $c.leaseDurationSeconds }}
 - --lease-renew-interval={{ $c.leaseRenewIntervalSeconds }}
-{{- if $c.watchNamespace }}
-- --namespace={{ $c.watchNamespace }}
+{{- with include "outprobe.watchNamespaces" . }}
+- --namespace={{ . }}
 {{- end }}
 {{- if $c.allowedProbeCidrs }}
 - --allowed-probe-cidrs={{ join "," $c.allowedProbeCidrs }}
@@ -83,4 +84,37 @@ app.kubernetes.io/part-of: outprobe
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}
+{{- end }}
+
+{{/* The namespaces the controller watches and acts in, comma-joined: config.namespaces plus config.watchNamespace; empty means all. */}}
+{{- define "outprobe.watchNamespaces" -}}
+{{- $nss := concat (.Values.config.namespaces | default list) (list .Values.config.watchNamespace) | compact | uniq -}}
+{{- join "," $nss -}}
+{{- end }}
+
+{{/* The controller's rules: in a ClusterRole, or in a Role per watched namespace. */}}
+{{- define "outprobe.controllerRules" -}}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch", "delete"]
+- apiGroups: [""]
+  resources: ["pods/status"]
+  verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["pods/eviction"]
+  verbs: ["create"]
+{{- if .Values.execProbes.enabled }}
+- apiGroups: [""]
+  resources: ["pods/exec"]
+  verbs: ["create"]
+{{- end }}
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+- apiGroups: ["outprobe.io"]
+  resources: ["probepolicies"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["outprobe.io"]
+  resources: ["probepolicies/status"]
+  verbs: ["get", "patch", "update"]
 {{- end }}

@@ -33,7 +33,7 @@ export function startController(kubeconfigPath: string, namespace: string, over:
     },
     probers: { httpGet: createHttpProber({ userAgent: 'kube-probe/1.37' }), tcpSocket: tcpProbe, grpc: createGrpcProber({ userAgent: 'kube-probe/1.37' }) },
     allowedCidrs: ['127.0.0.0/8'],
-    namespace,
+    namespaces: [namespace],
     statusIntervalMs: 200,
     ...(over.execEnabled === undefined ? {} : { execEnabled: over.execEnabled }),
   });

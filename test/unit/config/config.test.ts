@@ -40,4 +40,41 @@ describe('loadConfig', () => {
     assert.ok(!help.ok && help.help);
     assert.match(help.message, /--enable-exec-probes/);
   });
+
+  it('--metrics-auth: kubernetes by default on 0.0.0.0; none binds loopback unless an address is given', () => {
+    const def = loadConfig([], {});
+    assert.ok(def.ok);
+    assert.equal(def.config.metricsAuth, 'kubernetes');
+    assert.equal(def.config.metricsHost, '0.0.0.0');
+    const none = loadConfig(['--metrics-auth=none'], {});
+    assert.ok(none.ok);
+    assert.equal(none.config.metricsAuth, 'none');
+    assert.equal(none.config.metricsHost, '127.0.0.1');
+    assert.equal(none.config.metricsPort, 8080);
+    const open = loadConfig(['--metrics-addr', '0.0.0.0:9090'], { OUTPROBE_METRICS_AUTH: 'none' });
+    assert.ok(open.ok);
+    assert.equal(open.config.metricsAuth, 'none');
+    assert.equal(open.config.metricsHost, '0.0.0.0');
+    const bad = loadConfig(['--metrics-auth', 'basic'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /metricsAuth/);
+    const help = loadConfig(['--help'], {});
+    assert.ok(!help.ok && help.help);
+    assert.match(help.message, /--metrics-auth/);
+  });
+
+  it('--namespace takes a comma-separated list; unset means all namespaces', () => {
+    const list = loadConfig(['--namespace', 'shop, web,shop'], {});
+    assert.ok(list.ok);
+    assert.deepEqual(list.config.namespaces, ['shop', 'web']);
+    const env = loadConfig([], { OUTPROBE_NAMESPACE: 'one' });
+    assert.ok(env.ok);
+    assert.deepEqual(env.config.namespaces, ['one']);
+    const all = loadConfig([], {});
+    assert.ok(all.ok);
+    assert.deepEqual(all.config.namespaces, []);
+    const bad = loadConfig(['--namespace', 'shop,Not_A_Namespace'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /namespaces\.1: must be a namespace name/);
+  });
 });

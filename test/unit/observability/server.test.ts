@@ -49,6 +49,24 @@ describe('startObservabilityServer', () => {
     assert.equal(await res.text(), 'ok\n');
   });
 
+  it('shows no exception text on the unauthenticated health endpoints', async () => {
+    const other = await startObservabilityServer({
+      host: '127.0.0.1', port: 0, metrics: new Metrics({ defaultMetrics: false }),
+      ready: () => { throw new Error('token abc123 rejected by https://10.0.0.1'); },
+      live: () => { throw new Error('token abc123 rejected by https://10.0.0.1'); },
+    });
+    try {
+      const ready = await fetch(`http://127.0.0.1:${other.port}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal(await ready.text(), 'not ready: readiness check failed\n');
+      const live = await fetch(`http://127.0.0.1:${other.port}/healthz`);
+      assert.equal(live.status, 503);
+      assert.equal(await live.text(), 'liveness check failed\n');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers 404 for other paths and 405 for other methods', async () => {
     const res = await fetch(`${base()}/nope`);
     assert.equal(res.status, 404);
