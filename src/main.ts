@@ -27,8 +27,8 @@ async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger)
 }
 
 /** Exec probes through pods/exec on the API server, with the client's credentials. */
-function execVia(client: KubeClient): NonNullable<Probers['exec']> {
-  const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, token: client.connection.token });
+function execVia(client: KubeClient, publishOutput: boolean): NonNullable<Probers['exec']> {
+  const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, token: client.connection.token, publishOutput });
   return (pod, container, command, timeoutMs, signal) => exec({ namespace: pod.namespace, pod: pod.name, container, command, timeoutMs }, signal);
 }
 
@@ -92,9 +92,10 @@ async function main(): Promise<number> {
       httpGet: createHttpProber({ userAgent }),
       tcpSocket: tcpProbe,
       grpc: createGrpcProber({ userAgent }),
-      ...(config.execEnabled ? { exec: execVia(client) } : {}),
+      ...(config.execEnabled ? { exec: execVia(client, config.publishExecOutput) } : {}),
     },
     execEnabled: config.execEnabled,
+    execNamespaces: config.execNamespaces,
     concurrency: config.concurrency,
     allowedCidrs: config.allowedCidrs,
     ...(config.namespace === undefined ? {} : { namespace: config.namespace }),

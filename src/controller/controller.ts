@@ -20,6 +20,8 @@ export interface ControllerOptions {
   readonly probers: Probers;
   /** Policies with exec probes are honoured only with this on. @default false */
   readonly execEnabled?: boolean;
+  /** Namespaces where exec probes are honoured (`'*'`: all); elsewhere the policy is Invalid. @default [] */
+  readonly execNamespaces?: '*' | readonly string[];
   /** Probes in flight at once. @default 256 */
   readonly concurrency?: number;
   /** When set, only pod IPs in these ranges are probed. */
@@ -184,7 +186,7 @@ export class Controller {
   }
 
   #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: RawObject): void {
-    const entry = policyEntry(obj, this.#o.execEnabled === true);
+    const entry = policyEntry(obj, { execEnabled: this.#o.execEnabled === true, execNamespaces: this.#o.execNamespaces ?? [] });
     const before = this.policies.get(entry.key);
     if (type === 'DELETED') {
       this.policies.delete(entry.key);

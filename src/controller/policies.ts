@@ -1,6 +1,6 @@
 import type { RawObject } from '../kube/index.ts';
 import { formatIssue, validatePolicy } from '../policy/index.ts';
-import type { PolicyIssue, ProbePolicy } from '../policy/index.ts';
+import type { PolicyIssue, ProbePolicy, ValidateOptions } from '../policy/index.ts';
 import type { PolicyCondition, PolicyStatus } from '../status/index.ts';
 
 /** What the controller keeps per ProbePolicy object. */
@@ -46,11 +46,11 @@ export function parseStoredStatus(raw: RawPolicy['status']): PolicyStatus | unde
   };
 }
 
-export function policyEntry(obj: RawObject, execEnabled: boolean): PolicyEntry {
+export function policyEntry(obj: RawObject, exec: ValidateOptions): PolicyEntry {
   const raw = obj as RawPolicy;
   const namespace = raw.metadata?.namespace ?? '';
   const name = raw.metadata?.name ?? '';
-  const result = validatePolicy(obj, { execEnabled });
+  const result = validatePolicy(obj, exec);
   return {
     key: `${namespace}/${name}`,
     namespace,
