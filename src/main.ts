@@ -96,6 +96,7 @@ async function main(): Promise<number> {
     },
     execEnabled: config.execEnabled,
     execNamespaces: config.execNamespaces,
+    limits: { perMinute: config.maxRemediationsPerMinute, maxHaltAbovePercentFailing: config.maxHaltAbovePercentFailing, allowDelete: config.allowDeleteAction },
     concurrency: config.concurrency,
     allowedCidrs: config.allowedCidrs,
     ...(config.namespace === undefined ? {} : { namespace: config.namespace }),

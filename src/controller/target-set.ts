@@ -146,7 +146,7 @@ export class TargetSet {
   statusInput(entry: PolicyEntry, synced: boolean, remediator: Remediator): Omit<StatusInput, 'now'> {
     const policy = entry.policy;
     const remediations = (entry.stored?.remediations ?? 0) + remediator.count(entry.key);
-    const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry) };
+    const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry), limited: entry.limited ?? [] };
     if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, planIssues: [], halted: false };
     const pods = [...this.#d.pods.values()].filter((pod) => selects(policy, pod) && pod.deletionTimestamp === undefined);
     const gate = policy.spec.readiness?.conditionType;

@@ -38,6 +38,8 @@ export interface StatusInput {
   readonly planIssues: readonly string[];
   readonly remediations: number;
   readonly halted: boolean;
+  /** What the installer's limits override in the policy (shown on RemediationHalted). @default [] */
+  readonly limited?: readonly string[];
   readonly now: string;
 }
 
@@ -69,8 +71,8 @@ function drafts(i: StatusInput): Draft[] {
     { type: 'Invalid', status: 'False', reason: 'Valid', message: 'The policy is valid' },
     degraded(i),
     i.halted
-      ? { type: 'RemediationHalted', status: 'True', reason: 'CorrelatedFailure', message: `${i.failing} of ${i.pods} pods fail at once, above haltAbovePercentFailing: remediation halted` }
-      : { type: 'RemediationHalted', status: 'False', reason: 'WithinBudget', message: 'Remediation is allowed' },
+      ? { type: 'RemediationHalted', status: 'True', reason: 'CorrelatedFailure', message: [`${i.failing} of ${i.pods} pods fail at once, above haltAbovePercentFailing: remediation halted`, ...(i.limited ?? [])].join('; ') }
+      : { type: 'RemediationHalted', status: 'False', reason: 'WithinBudget', message: ['Remediation is allowed', ...(i.limited ?? [])].join('; ') },
   ];
 }
 

@@ -70,7 +70,9 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
   /** `node src/main.ts` as the chart runs it (sharded, Lease in the release namespace), plus `extra` flags. */
   const runController = (kubeconfig: string, extra: readonly string[]): Promise<number | null> => {
     lines.length = 0;
-    const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1', ...extra],
+    // One pod per remediating policy (100% failing) and a Delete policy: the installer lifts the halt ceiling and allows Delete.
+    const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1',
+      '--max-halt-above-percent-failing', '100', '--allow-delete-action', ...extra],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
     child = c;
     for (const s of [c.stdout, c.stderr]) createInterface({ input: s }).on('line', (l) => lines.push(l));
