@@ -62,6 +62,12 @@ function startSharding(config: Config, client: KubeClient, log: Logger, metrics:
   return { sharding, leaseClient };
 }
 
+function warnNoExecNamespace(config: Config, log: Logger): void {
+  if (config.execEnabled && config.execNamespaces !== '*' && config.execNamespaces.length === 0) {
+    log.warn('exec probes are enabled but --exec-namespaces is empty: every policy with an exec probe is Invalid');
+  }
+}
+
 async function main(): Promise<number> {
   const loaded = loadConfig(process.argv.slice(2), process.env);
   if (!loaded.ok) {
@@ -124,6 +130,7 @@ async function main(): Promise<number> {
     server: client.connection.server,
     sharding: sharding === undefined ? 'off' : `Leases in ${config.leaseNamespace ?? client.connection.namespace}`,
   });
+  warnNoExecNamespace(config, log);
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
