@@ -27,8 +27,8 @@ async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger)
 }
 
 /** Exec probes through pods/exec on the API server, with the client's credentials. */
-function execVia(client: KubeClient): NonNullable<Probers['exec']> {
-  const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, token: client.connection.token });
+function execVia(client: KubeClient, publishOutput: boolean): NonNullable<Probers['exec']> {
+  const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, token: client.connection.token, publishOutput });
   return (pod, container, command, timeoutMs, signal) => exec({ namespace: pod.namespace, pod: pod.name, container, command, timeoutMs }, signal);
 }
 
@@ -98,6 +98,12 @@ function metricsAuthFor(client: KubeClient, config: Config, log: Logger, metrics
   return { authorize: undefined, close: () => Promise.resolve() };
 }
 
+function warnNoExecNamespace(config: Config, log: Logger): void {
+  if (config.execEnabled && config.execNamespaces !== '*' && config.execNamespaces.length === 0) {
+    log.warn('exec probes are enabled but --exec-namespaces is empty: every policy with an exec probe is Invalid');
+  }
+}
+
 async function main(): Promise<number> {
   const loaded = loadConfig(process.argv.slice(2), process.env);
   if (!loaded.ok) {
@@ -128,9 +134,11 @@ async function main(): Promise<number> {
       httpGet: createHttpProber({ userAgent }),
       tcpSocket: tcpProbe,
       grpc: createGrpcProber({ userAgent }),
-      ...(config.execEnabled ? { exec: execVia(client) } : {}),
+      ...(config.execEnabled ? { exec: execVia(client, config.publishExecOutput) } : {}),
     },
     execEnabled: config.execEnabled,
+    execNamespaces: config.execNamespaces,
+    limits: { perMinute: config.maxRemediationsPerMinute, maxHaltAbovePercentFailing: config.maxHaltAbovePercentFailing, allowDelete: config.allowDeleteAction },
     concurrency: config.concurrency,
     allowedCidrs: config.allowedCidrs,
     namespaces: config.namespaces,
@@ -161,6 +169,7 @@ async function main(): Promise<number> {
     server: client.connection.server,
     sharding: sharding === undefined ? 'off' : `Leases in ${config.leaseNamespace ?? client.connection.namespace}`,
   });
+  warnNoExecNamespace(config, log);
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {

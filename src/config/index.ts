@@ -18,6 +18,11 @@ const options = {
   'kube-api-qps': { type: 'string', env: 'OUTPROBE_KUBE_API_QPS', help: 'Client-side API rate limit, requests per second (default 50)' },
   'kube-api-burst': { type: 'string', env: 'OUTPROBE_KUBE_API_BURST', help: 'Client-side API burst (default 100)' },
   'enable-exec-probes': { type: 'boolean', env: 'OUTPROBE_ENABLE_EXEC_PROBES', help: 'Run exec probes through pods/exec (needs RBAC create on pods/exec; default false)' },
+  'exec-namespaces': { type: 'string', env: 'OUTPROBE_EXEC_NAMESPACES', help: 'Comma-separated namespaces whose ProbePolicies may use exec probes, or * for all; elsewhere an exec policy is Invalid (default: none, even with --enable-exec-probes)' },
+  'publish-exec-output': { type: 'boolean', env: 'OUTPROBE_PUBLISH_EXEC_OUTPUT', help: 'Publish exec probe output in Events, pod conditions and logs, control characters stripped and cut to 512 characters (default false: "exec probe output withheld (N bytes)")' },
+  'max-remediations-per-minute': { type: 'string', env: 'OUTPROBE_MAX_REMEDIATIONS_PER_MINUTE', help: 'Evictions/deletes this replica may send per minute across all policies (token bucket, burst of the same size; 0 = none; default 10)' },
+  'max-halt-above-percent-failing': { type: 'string', env: 'OUTPROBE_MAX_HALT_ABOVE_PERCENT_FAILING', help: 'Ceiling for every policy\'s remediation.haltAbovePercentFailing (0-100); a policy asking more is clamped and told so (default 50)' },
+  'allow-delete-action': { type: 'boolean', env: 'OUTPROBE_ALLOW_DELETE_ACTION', help: 'Honour liveness.action Delete; without it such policies are remediated by Eviction (PDB-aware) and told so (default false)' },
   'allowed-probe-cidrs': { type: 'string', env: 'OUTPROBE_ALLOWED_PROBE_CIDRS', help: 'Comma-separated CIDRs pod IPs must be in to be probed (default: any pod IP). Never probed, even if listed: link-local (169.254.0.0/16, fe80::/10), cloud metadata (fd00:ec2::254, 100.100.100.200, 168.63.129.16), unspecified, multicast, broadcast, and these IPv4 addresses in IPv6 form (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::/96, 2002::/16). Loopback (127.0.0.0/8, ::1) only when a listed CIDR lies inside it (0.0.0.0/0 does not count). On hostNetwork pods only ports the container declares (ports[].containerPort) are probed, redirect hops included' },
   'status-interval': { type: 'string', env: 'OUTPROBE_STATUS_INTERVAL', help: 'Seconds between ProbePolicy status refreshes (written only when changed; default 2)' },
   'kube-probe-version': { type: 'string', env: 'OUTPROBE_KUBE_PROBE_VERSION', help: 'Version in the User-Agent kube-probe/<major>.<minor> (default: the API server\'s)' },
@@ -43,6 +48,12 @@ export const configSchema = z.object({
   qps: z.coerce.number().positive(),
   burst: intFrom(1),
   execEnabled: z.boolean(),
+  /** Namespaces where exec probes are honoured; `'*'` for all. @default [] (none) */
+  execNamespaces: z.union([z.literal('*'), z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be namespace names, or *'))]),
+  publishExecOutput: z.boolean(),
+  maxRemediationsPerMinute: intFrom(0).max(100_000),
+  maxHaltAbovePercentFailing: intFrom(0).max(100),
+  allowDeleteAction: z.boolean(),
   allowedCidrs: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'must be a CIDR like 10.0.0.0/8')),
   statusIntervalMs: z.coerce.number().positive().transform((s) => Math.round(s * 1000)),
   kubeProbeVersion: z.string().regex(/^\d+\.\d+\+?$/, 'must be <major>.<minor>').optional(),
@@ -100,7 +111,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     concurrency: get('concurrency') ?? 256,
     qps: get('kube-api-qps') ?? 50,
     burst: get('kube-api-burst') ?? 100,
-    execEnabled: get('enable-exec-probes') ?? false,
+    ...trustConfig(get),
     allowedCidrs: typeof cidrs === 'string' && cidrs !== '' ? cidrs.split(',').map((c) => c.trim()) : [],
     statusIntervalMs: get('status-interval') ?? 2,
     kubeProbeVersion: get('kube-probe-version'),
@@ -112,6 +123,24 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
 function listOf(value: string | boolean | undefined): string[] {
   if (typeof value !== 'string') return [];
   return [...new Set(value.split(',').map((v) => v.trim()).filter((v) => v !== ''))];
+}
+
+/** What the installer lets ProbePolicy authors do (issue #10): exec, and remediation limits. */
+function trustConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
+  return {
+    execEnabled: get('enable-exec-probes') ?? false,
+    execNamespaces: listOrAll(get('exec-namespaces')),
+    publishExecOutput: get('publish-exec-output') ?? false,
+    maxRemediationsPerMinute: get('max-remediations-per-minute') ?? 10,
+    maxHaltAbovePercentFailing: get('max-halt-above-percent-failing') ?? 50,
+    allowDeleteAction: get('allow-delete-action') ?? false,
+  };
+}
+
+/** `*` (alone) means every namespace; otherwise a comma-separated list, empty entries dropped. */
+function listOrAll(value: string | boolean | undefined): '*' | string[] {
+  const items = typeof value === 'string' ? value.split(',').map((v) => v.trim()).filter((v) => v !== '') : [];
+  return items.length === 1 && items[0] === '*' ? '*' : items;
 }
 
 function shardingConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {

@@ -4,6 +4,7 @@ import type { KubeClient, Pod, RawObject } from '../kube/index.ts';
 import { Scheduler } from '../probing/index.ts';
 import { AddressGuard } from '../targets/index.ts';
 import { GateWriter, deletePod, evictPod, patchGateCondition } from '../writeback/index.ts';
+import type { RemediationLimits } from '../writeback/index.ts';
 import type { Observer } from './events.ts';
 import { policyEntry } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -20,6 +21,10 @@ export interface ControllerOptions {
   readonly probers: Probers;
   /** Policies with exec probes are honoured only with this on. @default false */
   readonly execEnabled?: boolean;
+  /** Namespaces where exec probes are honoured (`'*'`: all); elsewhere the policy is Invalid. @default [] */
+  readonly execNamespaces?: '*' | readonly string[];
+  /** The installer's remediation limits no policy can exceed (rate, halt ceiling, Delete). @default noRemediationLimits */
+  readonly limits?: RemediationLimits;
   /** Probes in flight at once. @default 256 */
   readonly concurrency?: number;
   /** When set, only pod IPs in these ranges are probed. */
@@ -133,6 +138,7 @@ export class Controller {
       ...(options.mayRemediate === undefined ? {} : { mayRemediate: options.mayRemediate }),
       evict: (pod, grace) => evictPod(client, pod, { gracePeriodSeconds: grace }),
       delete: (pod, grace) => deletePod(client, pod, { gracePeriodSeconds: grace }),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     });
     this.#status = new StatusWriter({ client, clock, observe });
   }
@@ -191,7 +197,7 @@ export class Controller {
   }
 
   #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: RawObject): void {
-    const entry = policyEntry(obj, this.#o.execEnabled === true);
+    const entry = policyEntry(obj, { execEnabled: this.#o.execEnabled === true, execNamespaces: this.#o.execNamespaces ?? [] }, this.#o.limits);
     const before = this.policies.get(entry.key);
     if (type === 'DELETED') {
       this.policies.delete(entry.key);
@@ -205,6 +211,8 @@ export class Controller {
     const ref = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
     if (before?.generation !== entry.generation || before.policy === undefined !== (entry.policy === undefined)) {
       this.#o.observe(entry.policy === undefined ? { type: 'policy-invalid', policy: ref, issues: entry.issues } : { type: 'policy-valid', policy: ref });
+      const limited = entry.limited ?? [];
+      if (limited.length > 0) this.#o.observe({ type: 'policy-limited', policy: ref, notes: limited });
     }
     this.targets.reconcileNamespace(entry.namespace);
   }

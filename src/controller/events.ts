@@ -20,13 +20,15 @@ export type ControllerEvent =
   | { readonly type: 'halt'; readonly policy: PolicyRef; readonly halted: boolean; readonly message: string }
   | { readonly type: 'policy-invalid'; readonly policy: PolicyRef; readonly issues: readonly PolicyIssue[] }
   | { readonly type: 'policy-valid'; readonly policy: PolicyRef }
+  /** The installer's limits override part of a valid policy's remediation spec (clamped halt, Delete → Evict). */
+  | { readonly type: 'policy-limited'; readonly policy: PolicyRef; readonly notes: readonly string[] }
   | { readonly type: 'policy-removed'; readonly policy: PolicyRef }
   | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
   | { readonly type: 'gate-conflict'; readonly policy: PolicyRef; readonly message: string }
   | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }
   | { readonly type: 'reflector'; readonly resource: string; readonly detail: string; readonly error?: unknown };
 
-export type RemediationResult = 'evicted' | 'deleted' | 'observe' | 'skipped_budget' | 'halted' | 'pdb_blocked' | 'conflict' | 'not_found' | 'failed';
+export type RemediationResult = 'evicted' | 'deleted' | 'observe' | 'skipped_budget' | 'rate_limited' | 'halted' | 'pdb_blocked' | 'conflict' | 'not_found' | 'failed';
 
 export interface PolicyRef {
   readonly namespace: string;

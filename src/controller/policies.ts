@@ -1,7 +1,9 @@
 import type { RawObject } from '../kube/index.ts';
 import { formatIssue, validatePolicy } from '../policy/index.ts';
-import type { PolicyIssue, ProbePolicy } from '../policy/index.ts';
+import type { PolicyIssue, ProbePolicy, ValidateOptions } from '../policy/index.ts';
 import type { PolicyCondition, PolicyStatus } from '../status/index.ts';
+import { limitNotes, noRemediationLimits } from '../writeback/index.ts';
+import type { RemediationLimits } from '../writeback/index.ts';
 
 /** What the controller keeps per ProbePolicy object. */
 export interface PolicyEntry {
@@ -17,6 +19,8 @@ export interface PolicyEntry {
   readonly issues: readonly PolicyIssue[];
   /** The status stored on the object (normalised), to write only changes. */
   readonly stored: PolicyStatus | undefined;
+  /** What the installer's remediation limits override in this policy, in words (status and Events). @default [] */
+  readonly limited?: readonly string[];
 }
 
 interface RawPolicy extends RawObject {
@@ -48,11 +52,11 @@ export function parseStoredStatus(raw: RawPolicy['status']): PolicyStatus | unde
   };
 }
 
-export function policyEntry(obj: RawObject, execEnabled: boolean): PolicyEntry {
+export function policyEntry(obj: RawObject, exec: ValidateOptions, limits: RemediationLimits = noRemediationLimits): PolicyEntry {
   const raw = obj as RawPolicy;
   const namespace = raw.metadata?.namespace ?? '';
   const name = raw.metadata?.name ?? '';
-  const result = validatePolicy(obj, { execEnabled });
+  const result = validatePolicy(obj, exec);
   return {
     key: `${namespace}/${name}`,
     namespace,
@@ -63,7 +67,14 @@ export function policyEntry(obj: RawObject, execEnabled: boolean): PolicyEntry {
     policy: result.ok ? result.policy : undefined,
     issues: result.ok ? [] : result.issues,
     stored: parseStoredStatus(raw.status),
+    limited: result.ok ? limitedBy(result.policy, limits) : [],
   };
+}
+
+function limitedBy(policy: ProbePolicy, limits: RemediationLimits): string[] {
+  const { spec } = policy;
+  const remediates = spec.mode === 'Enforce' && (spec.liveness !== null || spec.startup !== null);
+  return limitNotes({ action: spec.liveness?.action ?? 'Evict', budget: spec.remediation, remediates }, limits);
 }
 
 export function invalidMessage(entry: PolicyEntry): string | null {

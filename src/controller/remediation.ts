@@ -1,8 +1,8 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
-import { budgetDecision } from '../writeback/index.ts';
-import type { BudgetPod, DisruptionResult, DisruptionTarget } from '../writeback/index.ts';
+import { RemediationRate, budgetDecision, effectiveAction, effectiveBudget, noRemediationLimits } from '../writeback/index.ts';
+import type { BudgetPod, DisruptionResult, DisruptionTarget, RemediationLimits } from '../writeback/index.ts';
 import type { Observer, PolicyRef, RemediationResult } from './events.ts';
 
 /** A liveness or startup Failure that asks for the pod to go. */
@@ -40,6 +40,8 @@ export interface RemediatorDeps {
   readonly delete: (pod: DisruptionTarget, grace: number) => Promise<DisruptionResult>;
   /** Wait before retrying a PDB refusal without Retry-After. @default 5000 */
   readonly pdbRetryMs?: number;
+  /** The installer's limits no policy can exceed. @default noRemediationLimits */
+  readonly limits?: RemediationLimits;
 }
 
 interface Pending {
@@ -72,9 +74,14 @@ export class Remediator {
   readonly #remediating = new Set<string>();
   readonly #halted = new Map<string, boolean>();
   readonly #counts = new Map<string, number>();
+  readonly #limits: RemediationLimits;
+  /** Shared by every policy: the installer's remediations per minute. */
+  readonly #rate: RemediationRate;
 
   constructor(deps: RemediatorDeps) {
     this.#d = deps;
+    this.#limits = deps.limits ?? noRemediationLimits;
+    this.#rate = new RemediationRate({ clock: deps.clock, perMinute: this.#limits.perMinute });
   }
 
   request(req: RemediationRequest): void {
@@ -122,16 +129,22 @@ export class Remediator {
 
   #consider(p: Pending, pod: Pod, policy: ProbePolicy, haltedNow: Set<string>): void {
     const ref = policyRef(policy);
-    const action = policy.spec.liveness?.action ?? 'Evict';
-    const decision = budgetDecision(pod.uid, this.#d.budgetPods(p.req.policy), policy.spec.remediation);
+    const action = effectiveAction(policy.spec.liveness?.action ?? 'Evict', this.#limits);
+    const budget = effectiveBudget(policy.spec.remediation, this.#limits);
+    const decision = budgetDecision(pod.uid, this.#d.budgetPods(p.req.policy), budget);
     if (!decision.allow) {
       if (decision.reason === 'halted') haltedNow.add(p.req.policy);
-      this.#tell(p, { ref, pod, action }, decision.reason === 'halted' ? 'halted' : 'skipped_budget', decision.message);
+      const clamped = budget === policy.spec.remediation ? '' : ` (the policy asks ${policy.spec.remediation.haltAbovePercentFailing}%; the installer's ceiling applies)`;
+      this.#tell(p, { ref, pod, action }, decision.reason === 'halted' ? 'halted' : 'skipped_budget', decision.message + clamped);
       return;
     }
     if (policy.spec.mode === 'Observe') {
       this.#tell(p, { ref, pod, action }, 'observe', `would ${action === 'Evict' ? 'evict' : 'delete'} pod ${pod.name}: ${p.req.kind} probe of container ${p.req.container} failed: ${p.req.output}`);
       this.#finish(p);
+      return;
+    }
+    if (!this.#rate.take()) {
+      this.#tell(p, { ref, pod, action }, 'rate_limited', `the installer's limit of ${this.#rate.perMinute} remediations per minute is reached (--max-remediations-per-minute): remediation of pod ${pod.name} deferred`);
       return;
     }
     p.inFlight = true;

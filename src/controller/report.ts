@@ -70,6 +70,11 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     'policy-valid': (e) => {
       log.info('ProbePolicy applied', { policy: ref(e.policy) });
     },
+    'policy-limited': (e) => {
+      const message = e.notes.join('; ');
+      emit(policyObject(e.policy), 'Warning', 'RemediationLimited', message);
+      log.warn('ProbePolicy limited by the installer', { policy: ref(e.policy), limits: message });
+    },
     'policy-removed': (e) => {
       metrics.forgetPolicy(ref(e.policy));
       log.info('ProbePolicy removed', { policy: ref(e.policy) });
@@ -105,6 +110,7 @@ function reportRemediation(
     deleted: ['Normal', 'Remediated'],
     observe: ['Normal', 'WouldRemediate'],
     skipped_budget: ['Warning', 'RemediationDeferred'],
+    rate_limited: ['Warning', 'RemediationDeferred'],
     halted: ['Warning', 'RemediationHalted'],
     pdb_blocked: ['Warning', 'RemediationBlocked'],
     conflict: ['Normal', 'RemediationSkipped'],

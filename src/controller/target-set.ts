@@ -184,7 +184,7 @@ export class TargetSet {
   statusInput(entry: PolicyEntry, synced: boolean, remediator: Remediator): Omit<StatusInput, 'now'> {
     const policy = entry.policy;
     const remediations = (entry.stored?.remediations ?? 0) + remediator.count(entry.key);
-    const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry) };
+    const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry), limited: entry.limited ?? [] };
     if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, planIssues: [], halted: false };
     const pods = [...this.#d.pods.values()].filter((pod) => selects(policy, pod) && pod.deletionTimestamp === undefined);
     const gate = policy.spec.readiness?.conditionType;
@@ -194,12 +194,9 @@ export class TargetSet {
       const m = this.#planIssues.get(p.uid)?.get(entry.key);
       return m === undefined ? [] : [m];
     });
-    const conflicts = [...(this.#conflicts.get(entry.key)?.values() ?? [])];
-    const foreign = gate === undefined || policy.spec.mode !== 'Enforce' ? 0 : pods.filter((p) => p.readinessGates.includes(gate) && foreignGate(p, gate)).length;
     return {
       ...base,
-      conflicts,
-      foreign,
+      ...this.#gateClaims(entry.key, policy, pods),
       pods: pods.length,
       ready: pods.filter((p) => gateStatus(p, gate ?? 'Ready') === 'True').length,
       failing: pods.filter((p) => this.#failing(entry.key, p.uid)).length,
@@ -208,6 +205,14 @@ export class TargetSet {
       planIssues,
       halted: remediator.halted(entry.key),
     };
+  }
+
+  /** The pods where this policy lost its gate type to an older policy, and the gated pods whose condition another writer set. */
+  #gateClaims(key: string, policy: ProbePolicy, pods: readonly Pod[]): { conflicts: string[]; foreign: number } {
+    const gate = policy.spec.readiness?.conditionType;
+    const conflicts = [...(this.#conflicts.get(key)?.values() ?? [])];
+    const foreign = gate === undefined || policy.spec.mode !== 'Enforce' ? 0 : pods.filter((p) => p.readinessGates.includes(gate) && foreignGate(p, gate)).length;
+    return { conflicts, foreign };
   }
 
   #failing(policyKey: string, uid: string): boolean {

@@ -12,7 +12,7 @@ export type TransitionToLabel = 'unknown' | 'success' | 'failure';
 export type GateWriteResult = 'written' | 'gone' | 'failed';
 export type RemediationAction = 'Evict' | 'Delete';
 export type RemediationResultLabel =
-  | 'evicted' | 'deleted' | 'skipped_budget' | 'halted' | 'conflict' | 'not_found' | 'pdb_blocked' | 'observe' | 'failed';
+  | 'evicted' | 'deleted' | 'skipped_budget' | 'rate_limited' | 'halted' | 'conflict' | 'not_found' | 'pdb_blocked' | 'observe' | 'failed';
 /** What became of one `EventRecorder.record()` call. */
 export type EventResultLabel = 'created' | 'bumped' | 'dropped_spam' | 'dropped_queue' | 'failed';
 

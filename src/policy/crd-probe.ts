@@ -83,7 +83,7 @@ function hostSchema(): JsonSchema {
 const hostRule: CelRule = { rule: '!has(self.host)', message: messages.hostNotAllowed, fieldPath: '.host', reason: 'FieldValueForbidden' };
 
 const execSchema = withRules(
-  obj('Run a command in the container through the API server (pods/exec). Needs the controller to run with exec enabled; otherwise the policy is marked Invalid.', {
+  obj('Run a command in the container through the API server (pods/exec). Needs the controller to run with exec enabled for this namespace (--exec-namespaces); otherwise the policy is marked Invalid. The chart\'s admission policy accepts it only from a user who may create pods/exec in this namespace. The output is not published in Events, conditions or logs unless the installer opts in (--publish-exec-output).', {
     command: {
       type: 'array',
       description:

@@ -61,7 +61,7 @@ const livenessSchema = withRules(
     'Liveness: when the probe fails failureThreshold times in a row, outprobe remediates the whole pod (it cannot restart one container), within the remediation budget. In Observe mode it only reports what it would do.',
     {
       action: str(
-        'Evict: an Eviction, which honours PodDisruptionBudgets. Delete: a plain delete. Also used for startup probe failures.',
+        'Evict: an Eviction, which honours PodDisruptionBudgets. Delete: a plain delete, honoured only when the installer allows it (--allow-delete-action; otherwise the pod is evicted). Also used for startup probe failures. The chart\'s admission policy accepts a liveness or startup probe in Enforce mode only from a user who may create pods/eviction (Evict) or delete pods (Delete) in this namespace.',
         { enum: [...livenessActions], default: policyDefaults.livenessAction },
       ),
       container: containerSchema,
@@ -94,7 +94,7 @@ const remediationSchema = obj(
       [{ rule: `type(self) == int ? self >= 0 : self.matches(${celRegex(patterns.percent)})`, message: messages.maxUnavailable }],
     ),
     haltAbovePercentFailing: int32(
-      'When more than this percentage of the selected pods fail liveness or startup at the same time, outprobe suspects a shared cause (its own network, a common dependency) and halts remediation, reporting it in the RemediationHalted condition. 100 never halts.',
+      'When more than this percentage of the selected pods fail liveness or startup at the same time, outprobe suspects a shared cause (its own network, a common dependency) and halts remediation, reporting it in the RemediationHalted condition. 100 never halts. The installer\'s ceiling (--max-halt-above-percent-failing, default 50) applies when this asks for more.',
       { default: policyDefaults.haltAbovePercentFailing, minimum: 0, maximum: 100 },
     ),
   },

@@ -29,6 +29,8 @@ export const policyIssueCodes = [
   'exec_command_empty',
   /** Schema-valid, but this controller runs without exec: it cannot honour the policy. */
   'exec_disabled',
+  /** Exec is enabled, but not for this policy's namespace (--exec-namespaces). */
+  'exec_namespace_not_allowed',
   'max_unavailable_invalid',
   'no_probes',
   'selector_invalid',

@@ -36,6 +36,10 @@ export const messages = {
   execDisabled:
     'exec probes need the controller to run with exec enabled (pods/exec); ' +
     'this controller runs without it, so the policy cannot be honoured',
+  execNamespace: (namespace: string, allowed: readonly string[]): string =>
+    `exec probes are not allowed in namespace "${namespace}": the installer allows them ` +
+    (allowed.length === 0 ? 'in no namespace' : `only in ${allowed.map((n) => `"${n}"`).join(', ')}`) +
+    ' (--exec-namespaces), so the policy cannot be honoured',
   maxUnavailable:
     'maxUnavailable must be a non-negative integer or a percentage from "0%" to "100%" (e.g. 1 or "25%")',
   noProbes: 'must specify at least one of readiness, liveness or startup',

@@ -14,6 +14,13 @@ export interface ValidateOptions {
    * cannot be honoured, and is reported with code `exec_disabled`.
    */
   readonly execEnabled: boolean;
+  /**
+   * Namespaces whose policies may use exec probes (the installer's
+   * `--exec-namespaces`); elsewhere an exec probe is reported with code
+   * `exec_namespace_not_allowed`. `'*'` means every namespace.
+   * @default '*' (the controller always passes its own list)
+   */
+  readonly execNamespaces?: '*' | readonly string[];
 }
 
 export type ValidationResult =
@@ -31,16 +38,18 @@ export function validatePolicy(obj: unknown, options: ValidateOptions): Validati
   const parsed = policySchema.safeParse(obj, { reportInput: true });
   if (!parsed.success) return { ok: false, issues: parsed.error.issues.map((issue) => fromZodIssue(issue)) };
   const policy = toProbePolicy(parsed.data);
-  const issues = options.execEnabled ? [] : execIssues(policy);
+  const issues = execIssues(policy, options);
   return issues.length === 0 ? { ok: true, policy } : { ok: false, issues };
 }
 
-function execIssues(policy: ProbePolicy): PolicyIssue[] {
-  return probeKinds.filter((kind) => probeOf(policy, kind)?.handler.type === 'exec').map((kind) => ({
-    code: 'exec_disabled' as const,
-    path: ['spec', kind, 'probe', 'exec'],
-    message: messages.execDisabled,
-  }));
+function execIssues(policy: ProbePolicy, options: ValidateOptions): PolicyIssue[] {
+  const namespaces = options.execNamespaces ?? '*';
+  const namespace = policy.metadata.namespace ?? '';
+  if (options.execEnabled && (namespaces === '*' || namespaces.includes(namespace))) return [];
+  const issue = !options.execEnabled || namespaces === '*'
+    ? { code: 'exec_disabled' as const, message: messages.execDisabled }
+    : { code: 'exec_namespace_not_allowed' as const, message: messages.execNamespace(namespace, namespaces) };
+  return probeKinds.filter((kind) => probeOf(policy, kind)?.handler.type === 'exec').map((kind) => ({ ...issue, path: ['spec', kind, 'probe', 'exec'] }));
 }
 
 /** The probe of one kind, or `null` when the policy has no such block. */

@@ -7,7 +7,7 @@ export { createHttpProber, maxBodyBytes, maxRedirects, ProbeDispatcher } from '.
 export type { HttpProber, HttpProberOptions } from './http/index.ts';
 export { createGrpcProber, formatGoDuration } from './grpc/index.ts';
 export type { GrpcProber } from './grpc/index.ts';
-export { createExecProber, maxExecOutput } from './exec/index.ts';
+export { createExecProber, execOutputText, maxExecOutput, maxPublishedExecOutput, sanitizeOutput, withheldExecOutput } from './exec/index.ts';
 export type { ExecProber, ExecProberOptions, ExecTarget } from './exec/index.ts';
 export { tcpProbe } from './tcp/index.ts';
 export type { TcpProber } from './tcp/index.ts';

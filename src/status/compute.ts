@@ -45,6 +45,8 @@ export interface StatusInput {
   readonly foreign?: number;
   readonly remediations: number;
   readonly halted: boolean;
+  /** What the installer's limits override in the policy (shown on RemediationHalted). @default [] */
+  readonly limited?: readonly string[];
   readonly now: string;
 }
 
@@ -93,8 +95,8 @@ function drafts(i: StatusInput): Draft[] {
 
 function halted(i: StatusInput): Draft {
   return i.halted
-    ? { type: 'RemediationHalted', status: 'True', reason: 'CorrelatedFailure', message: `${i.failing} of ${i.pods} pods fail at once, above haltAbovePercentFailing: remediation halted` }
-    : { type: 'RemediationHalted', status: 'False', reason: 'WithinBudget', message: 'Remediation is allowed' };
+    ? { type: 'RemediationHalted', status: 'True', reason: 'CorrelatedFailure', message: [`${i.failing} of ${i.pods} pods fail at once, above haltAbovePercentFailing: remediation halted`, ...(i.limited ?? [])].join('; ') }
+    : { type: 'RemediationHalted', status: 'False', reason: 'WithinBudget', message: ['Remediation is allowed', ...(i.limited ?? [])].join('; ') };
 }
 
 function summary(i: StatusInput): string {

@@ -9,3 +9,5 @@ export { budgetDecision, failingPercent, isHalted, resolveMaxUnavailable } from 
 export type { BudgetDecision, BudgetPod, BudgetSpec } from './budget.ts';
 export { GateWriter } from './gate-writer.ts';
 export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriterOptions, PodRef } from './gate-writer.ts';
+export { effectiveAction, effectiveBudget, limitNotes, noRemediationLimits, RemediationRate } from './limits.ts';
+export type { DisruptionAction, RemediationLimits } from './limits.ts';

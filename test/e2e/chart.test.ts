@@ -132,7 +132,8 @@ void describe('charts/outprobe', () => {
 
   it('default render: hardened, spread Deployment whose args the controller accepts; least-privilege RBAC; the CRD from crds/', () => {
     const objs = template();
-    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     for (const o of objs) assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm', `${o.kind} has the standard labels`);
     const dep = find(objs, 'Deployment');
     assert.equal(dep.spec?.['replicas'], 2);
@@ -148,6 +149,10 @@ void describe('charts/outprobe', () => {
     const loaded = loadConfig(c.args, { POD_NAME: 'outprobe-0', POD_NAMESPACE: NS });
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.message);
     assert.equal(loaded.config.execEnabled, false);
+    assert.equal(loaded.config.publishExecOutput, false);
+    assert.equal(loaded.config.maxRemediationsPerMinute, 10);
+    assert.equal(loaded.config.maxHaltAbovePercentFailing, 50);
+    assert.equal(loaded.config.allowDeleteAction, false);
     assert.equal(loaded.config.leaseNamespace, NS);
     assert.equal(loaded.config.metricsPort, 8080);
     assert.equal(loaded.config.metricsHost, '0.0.0.0');
@@ -156,7 +161,8 @@ void describe('charts/outprobe', () => {
 
     const rules = named(objs, 'ClusterRole', RELEASE).rules ?? [];
     const granted = rules.flatMap((r) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${(r.apiGroups ?? []).join(',')}/${res}:${v}`))).sort();
-    assert.deepEqual(granted, ['/events:create', '/events:patch', '/pods/eviction:create', '/pods/status:patch', '/pods:delete', '/pods:get', '/pods:list', '/pods:watch',
+    // No pods delete unless remediation.allowDelete (issue #10 finding 4).
+    assert.deepEqual(granted, ['/events:create', '/events:patch', '/pods/eviction:create', '/pods/status:patch', '/pods:get', '/pods:list', '/pods:watch',
       'outprobe.io/probepolicies/status:get', 'outprobe.io/probepolicies/status:patch', 'outprobe.io/probepolicies/status:update',
       'outprobe.io/probepolicies:get', 'outprobe.io/probepolicies:list', 'outprobe.io/probepolicies:watch']);
     const leaseRole = find(objs, 'Role');
@@ -177,6 +183,10 @@ void describe('charts/outprobe', () => {
     assert.ok(c !== undefined);
     const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
     assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespaces.join() === 'shop', loaded.ok ? '' : loaded.message);
+    assert.deepEqual(loaded.config.execNamespaces, ['shop']);
+    assert.ok(loaded.config.publishExecOutput && loaded.config.allowDeleteAction);
+    assert.equal(loaded.config.maxRemediationsPerMinute, 30);
+    assert.equal(loaded.config.maxHaltAbovePercentFailing, 100);
     assert.deepEqual(loaded.config.allowedCidrs, ['10.0.0.0/8', '127.0.0.0/8']);
     // watchNamespace: the controller's rules are a Role (and RoleBinding) in that namespace; cluster-wide only
     // the /metrics reviews (create tokenreviews and subjectaccessreviews) and the metrics-reader role.
@@ -185,7 +195,17 @@ void describe('charts/outprobe', () => {
     const watchRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === RELEASE);
     assert.ok(watchRole !== undefined);
     assert.equal(watchRole.metadata.namespace, 'shop');
-    assert.ok(watchRole.rules?.some((r) => (r.resources ?? []).includes('pods/exec') && r.verbs.join() === 'create'));
+    assert.ok(watchRole.rules?.some((r) => (r.resources ?? []).includes('pods') && r.verbs.includes('delete')), 'pods delete with remediation.allowDelete');
+    // pods/exec only through a Role in each execProbes.namespaces entry.
+    assert.equal(watchRole.rules?.some((r) => (r.resources ?? []).includes('pods/exec')), false);
+    const execRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === `${RELEASE}-exec`);
+    assert.equal(execRole?.metadata.namespace, 'shop');
+    assert.deepEqual(execRole.rules, [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }]);
+    const vap = find(exec, 'ValidatingAdmissionPolicy') as Obj & { spec?: { validations?: { expression: string }[] } };
+    assert.ok(vap.spec?.validations?.some((v) => v.expression.includes("request.namespace in ['shop']")), 'the admission policy mirrors execProbes.namespaces');
+    const noNs = run(helm, ['template', RELEASE, chart, '--set', 'execProbes.enabled=true']);
+    assert.notEqual(noNs.status, 0);
+    assert.match(noNs.stderr, /execProbes.enabled needs execProbes.namespaces/);
     const binding = exec.find((o) => o.kind === 'RoleBinding' && o.metadata.name === RELEASE) as (Obj & { roleRef?: { kind: string; name: string }; subjects?: { name: string; namespace: string }[] }) | undefined;
     assert.ok(binding !== undefined);
     assert.equal(binding.metadata.namespace, 'shop');
@@ -297,7 +317,7 @@ void describe('charts/outprobe', () => {
   });
 
   it('helm upgrade changes values in place (3 replicas, exec probes on)', async () => {
-    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'upgrade', RELEASE, chart, '-n', NS, '--reuse-values', '--set', 'replicaCount=3', '--set', 'execProbes.enabled=true']), 'helm upgrade');
+    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'upgrade', RELEASE, chart, '-n', NS, '--reuse-values', '--set', 'replicaCount=3', '--set', 'execProbes.enabled=true', '--set', 'execProbes.namespaces={*}']), 'helm upgrade');
     const dep = await cp.kube.get(`/apis/apps/v1/namespaces/${NS}/deployments/${RELEASE}`) as Obj;
     assert.equal(dep.spec?.['replicas'], 3);
     assert.ok(podSpecOf(dep).containers[0]?.args.includes('--enable-exec-probes'));
@@ -317,7 +337,8 @@ void describe('charts/outprobe', () => {
     const kinds = ['/apis/apps/v1/deployments', '/apis/apps/v1/replicasets', '/api/v1/pods', '/api/v1/services', '/api/v1/serviceaccounts',
       '/apis/policy/v1/poddisruptionbudgets', '/apis/rbac.authorization.k8s.io/v1/roles', '/apis/rbac.authorization.k8s.io/v1/rolebindings',
       '/apis/rbac.authorization.k8s.io/v1/clusterroles', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', '/apis/monitoring.coreos.com/v1/servicemonitors',
-      '/apis/networking.k8s.io/v1/networkpolicies'];
+      '/apis/networking.k8s.io/v1/networkpolicies',
+      '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings'];
     await until('no object of the release left', async () => {
       for (const k of kinds) if (((await cp.kube.get(`${k}?${selector}`))['items'] as unknown[]).length > 0) return undefined;
       return true;

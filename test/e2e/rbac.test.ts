@@ -70,7 +70,9 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
   /** `node src/main.ts` as the chart runs it (sharded, Lease in the release namespace), plus `extra` flags. */
   const runController = (kubeconfig: string, extra: readonly string[]): Promise<number | null> => {
     lines.length = 0;
-    const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1', ...extra],
+    // One pod per remediating policy (100% failing) and a Delete policy: the installer lifts the halt ceiling and allows Delete.
+    const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1',
+      '--max-halt-above-percent-failing', '100', '--allow-delete-action', ...extra],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
     child = c;
     for (const s of [c.stdout, c.stderr]) createInterface({ input: s }).on('line', (l) => lines.push(l));
@@ -81,7 +83,8 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'outprobe-rbac-'));
     cp = await startControlPlane();
     // The chart's own RBAC, ServiceAccount and CRD; no controller pods (nothing would run them here).
-    helm('install', 'outprobe', chart, '-n', NS, '--create-namespace', '--set', 'replicaCount=0');
+    // remediation.allowDelete: the Delete policy below needs `delete pods` (not granted by default).
+    helm('install', 'outprobe', chart, '-n', NS, '--create-namespace', '--set', 'replicaCount=0', '--set', 'remediation.allowDelete=true');
     await waitFor('CRD served', async () => (await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200, 30_000);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP } });
   });
@@ -148,8 +151,9 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
       ['create', 'leases.coordination.k8s.io', '-n', APP], ['list', 'configmaps', '-A'], ['list', 'nodes'], ['create', 'serviceaccounts/token', '-n', NS], ['impersonate', 'users']]) {
       assert.equal(can(...args), false, `cannot ${args.join(' ')}`);
     }
-    helm('upgrade', 'outprobe', chart, '-n', NS, '--reuse-values', '--set', 'execProbes.enabled=true');
-    assert.equal(can('create', 'pods', '--subresource=exec', '-n', APP), true, 'pods/exec with execProbes.enabled');
+    helm('upgrade', 'outprobe', chart, '-n', NS, '--reuse-values', '--set', 'execProbes.enabled=true', '--set', `execProbes.namespaces={${APP}}`);
+    assert.equal(can('create', 'pods', '--subresource=exec', '-n', APP), true, 'pods/exec with execProbes.enabled, in execProbes.namespaces');
+    assert.equal(can('create', 'pods', '--subresource=exec', '-n', 'default'), false, 'no pods/exec outside execProbes.namespaces');
     assert.equal(can('get', 'pods', '--subresource=exec', '-n', APP), false, 'only create on pods/exec');
     assert.equal(can('get', 'secrets', '-n', NS), false);
   });

@@ -79,7 +79,19 @@ app.kubernetes.io/part-of: outprobe
 - --kube-probe-version={{ $c.kubeProbeVersion }}
 {{- end }}
 {{- if .Values.execProbes.enabled }}
+{{- if not .Values.execProbes.namespaces }}
+{{- fail "execProbes.enabled needs execProbes.namespaces: the namespaces whose ProbePolicies may use exec probes, or [\"*\"] for all" }}
+{{- end }}
 - --enable-exec-probes
+- --exec-namespaces={{ join "," .Values.execProbes.namespaces }}
+{{- end }}
+{{- if .Values.execProbes.publishOutput }}
+- --publish-exec-output
+{{- end }}
+- --max-remediations-per-minute={{ .Values.remediation.maxPerMinute }}
+- --max-halt-above-percent-failing={{ .Values.remediation.maxHaltAbovePercentFailing }}
+{{- if .Values.remediation.allowDelete }}
+- --allow-delete-action
 {{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
@@ -96,14 +108,14 @@ app.kubernetes.io/part-of: outprobe
 {{- define "outprobe.controllerRules" -}}
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get", "list", "watch", "delete"]
+  verbs: ["get", "list", "watch"{{ if .Values.remediation.allowDelete }}, "delete"{{ end }}]
 - apiGroups: [""]
   resources: ["pods/status"]
   verbs: ["patch"]
 - apiGroups: [""]
   resources: ["pods/eviction"]
   verbs: ["create"]
-{{- if .Values.execProbes.enabled }}
+{{- if and .Values.execProbes.enabled (has "*" .Values.execProbes.namespaces) }}
 - apiGroups: [""]
   resources: ["pods/exec"]
   verbs: ["create"]

@@ -3,6 +3,9 @@ import type { Dispatcher } from 'undici';
 import { setLongTimeout } from '../../kernel/index.ts';
 import { errored, failure, success } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
+import { execOutputText, sanitizeOutput } from './output.ts';
+
+export { execOutputText, maxPublishedExecOutput, sanitizeOutput, withheldExecOutput } from './output.ts';
 
 /** The kubelet caps exec probe output (stdout and stderr together) at 10 KiB. */
 export const maxExecOutput = 10 * 1024;
@@ -24,6 +27,13 @@ export interface ExecProberOptions {
   readonly dispatcher: Dispatcher;
   /** Bearer token, read per call (rotated service-account tokens). */
   readonly token?: (() => string | undefined) | undefined;
+  /**
+   * Put the command's output in the Outcome (sanitised, cut to 512
+   * characters). Otherwise the Outcome says only how many bytes there were,
+   * so nothing the command printed reaches Events, conditions or logs.
+   * @default false
+   */
+  readonly publishOutput?: boolean;
 }
 
 /** Channel-protocol subprotocols, newest first (v5 adds a close channel). */
@@ -41,7 +51,8 @@ interface ExecStatus {
  * Success, a non-zero exit is Failure, stdout and stderr combined are capped
  * at 10 KiB and become the output; a timeout is Failure (ExecProbeTimeout);
  * anything else (forbidden, pod gone, stream broken) is a prober error.
- * Opt-in: the controller needs RBAC `create` on `pods/exec`.
+ * Opt-in: the controller needs RBAC `create` on `pods/exec`. Unlike the
+ * kubelet, the output is withheld unless `publishOutput` (see output.ts).
  */
 export function createExecProber(options: ExecProberOptions): ExecProber {
   return (target, signal) =>
@@ -96,11 +107,11 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
         }
       });
       ws.addEventListener('close', () => {
-        const output = Buffer.concat(chunks, size).toString('utf8');
+        const output = execOutputText(Buffer.concat(chunks, size), options.publishOutput === true);
         if (status === undefined) finish(errored('exec stream closed without a status'));
         else if (status.status === 'Success') finish(success(output));
         else if (status.reason === 'NonZeroExitCode') finish(failure(output));
-        else finish(errored(status.message ?? 'exec failed'));
+        else finish(errored(sanitizeOutput(status.message ?? 'exec failed')));
       });
       ws.addEventListener('error', (ev) => {
         const err = (ev as unknown as { error?: unknown }).error;

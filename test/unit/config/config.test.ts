@@ -25,6 +25,31 @@ describe('loadConfig', () => {
     assert.deepEqual(r.config.allowedCidrs, ['127.0.0.0/8', '::1/128']);
   });
 
+  it('trust limits (issue #10): exec in no namespace, output withheld, 10 remediations a minute, halt ceiling 50, no Delete', () => {
+    const d = loadConfig([], {});
+    assert.ok(d.ok);
+    assert.deepEqual(d.config.execNamespaces, []);
+    assert.equal(d.config.publishExecOutput, false);
+    assert.equal(d.config.maxRemediationsPerMinute, 10);
+    assert.equal(d.config.maxHaltAbovePercentFailing, 50);
+    assert.equal(d.config.allowDeleteAction, false);
+    const r = loadConfig(['--exec-namespaces', 'ops, db', '--publish-exec-output', '--max-remediations-per-minute', '0', '--max-halt-above-percent-failing', '100', '--allow-delete-action'], {});
+    assert.ok(r.ok, r.ok ? '' : r.message);
+    assert.deepEqual(r.config.execNamespaces, ['ops', 'db']);
+    assert.equal(r.config.publishExecOutput, true);
+    assert.equal(r.config.maxRemediationsPerMinute, 0);
+    assert.equal(r.config.maxHaltAbovePercentFailing, 100);
+    assert.equal(r.config.allowDeleteAction, true);
+    const all = loadConfig([], { OUTPROBE_EXEC_NAMESPACES: '*', OUTPROBE_ALLOW_DELETE_ACTION: 'true' });
+    assert.ok(all.ok);
+    assert.equal(all.config.execNamespaces, '*');
+    assert.equal(all.config.allowDeleteAction, true);
+    const bad = loadConfig(['--exec-namespaces', 'ops,*', '--max-halt-above-percent-failing', '101'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /execNamespaces/);
+    assert.match(bad.message, /maxHaltAbovePercentFailing/);
+  });
+
   it('rejects bad values with a message naming the setting', () => {
     const r = loadConfig(['--concurrency', '0', '--log-level', 'loud'], {});
     assert.ok(!r.ok);

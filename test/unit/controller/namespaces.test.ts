@@ -127,6 +127,7 @@ describe('watching a list of namespaces', () => {
     const controller = new Controller({
       client, clock: systemClock, random: systemRandom, observe: (e) => events.push(e),
       namespaces: ['a', 'b'],
+      allowedCidrs: ['127.0.0.0/8'], // the fake pods have loopback IPs
       probers: {
         httpGet: () => {
           probed.push('httpGet');

@@ -70,6 +70,23 @@ void describe('validatePolicy: accepted by the CRD, not honoured by the controll
       ],
     );
   });
+
+  void it('honours exec only in the namespaces the installer lists (--exec-namespaces)', () => {
+    const exec = { exec: { command: ['true'] } };
+    const inNs = (namespace: string): unknown => ({ metadata: { name: 'x', namespace }, spec: { selector: {}, readiness: { probe: exec }, liveness: { probe: exec } } });
+    const none = issuesOf(validatePolicy(inNs('shop'), { execEnabled: true, execNamespaces: [] }));
+    assert.deepEqual(none.map((i) => [i.code, i.path.join('.')]), [
+      ['exec_namespace_not_allowed', 'spec.readiness.probe.exec'],
+      ['exec_namespace_not_allowed', 'spec.liveness.probe.exec'],
+    ]);
+    assert.match(none[0]?.message ?? '', /not allowed in namespace "shop": the installer allows them in no namespace \(--exec-namespaces\)/);
+    const other = issuesOf(validatePolicy(inNs('shop'), { execEnabled: true, execNamespaces: ['ops', 'db'] }));
+    assert.match(other[0]?.message ?? '', /only in "ops", "db"/);
+    valid(validatePolicy(inNs('ops'), { execEnabled: true, execNamespaces: ['ops', 'db'] }));
+    valid(validatePolicy(inNs('shop'), { execEnabled: true, execNamespaces: '*' }));
+    // Disabled wins over the list: the message says what to change first.
+    assert.equal(issuesOf(validatePolicy(inNs('ops'), { execEnabled: false, execNamespaces: ['ops'] }))[0]?.code, 'exec_disabled');
+  });
 });
 
 void describe('validatePolicy: the valid table', () => {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import { createExecProber, maxExecOutput } from '../../../src/probing/exec/index.ts';
+import { createExecProber, maxExecOutput, maxPublishedExecOutput, sanitizeOutput } from '../../../src/probing/exec/index.ts';
 
 /**
  * A loopback WebSocket server speaking the pods/exec channel protocol the way
@@ -36,6 +36,12 @@ function serve(ws: WebSocket, req: IncomingMessage): void {
       send(3, JSON.stringify({ status: 'Success' }));
       ws.close();
       return;
+    case 'token':
+      // What `cat /var/run/secrets/kubernetes.io/serviceaccount/token; exit 1` gives.
+      send(1, 'eyJhbGciOiJSUzI1NiJ9.secret-token\x1b[2J\r\nforged line');
+      send(3, JSON.stringify({ status: 'Failure', reason: 'NonZeroExitCode', message: 'command terminated with non-zero exit code: exit code 1' }));
+      ws.close();
+      return;
     case 'hang':
       return;
     case 'nostatus':
@@ -62,8 +68,8 @@ describe('exec probe over the pods/exec WebSocket protocol', () => {
     await new Promise<void>((resolve) => wss.close(() => resolve()));
     await dispatcher.close();
   });
-  const probe = (command: string[], timeoutMs = 1000): ReturnType<ReturnType<typeof createExecProber>> =>
-    createExecProber({ server, dispatcher, token: () => 'secret' })({ namespace: 'ns', pod: 'p', container: 'web', command, timeoutMs });
+  const probe = (command: string[], timeoutMs = 1000, publishOutput = true): ReturnType<ReturnType<typeof createExecProber>> =>
+    createExecProber({ server, dispatcher, token: () => 'secret', publishOutput })({ namespace: 'ns', pod: 'p', container: 'web', command, timeoutMs });
 
   it('exit 0 is success with the output; the request names container, command, token and subprotocol', async () => {
     assert.deepEqual(await probe(['ok', 'a b', 'c']), { kind: 'success', output: 'container=web auth=Bearer secret proto=v5.channel.k8s.io args=a b,c' });
@@ -71,10 +77,19 @@ describe('exec probe over the pods/exec WebSocket protocol', () => {
   it('a non-zero exit is a failure whose output is stdout and stderr', async () => {
     assert.deepEqual(await probe(['fail']), { kind: 'failure', output: 'out err' });
   });
-  it('caps combined output at 10 KiB', async () => {
+  it('withholds the output by default: only its size leaves the prober (issue #10 finding 3)', async () => {
+    const o = await createExecProber({ server, dispatcher })({ namespace: 'ns', pod: 'p', container: 'web', command: ['token'], timeoutMs: 1000 });
+    assert.deepEqual(o, { kind: 'failure', output: 'exec probe output withheld (50 bytes)' });
+    assert.deepEqual(await probe(['fail'], 1000, false), { kind: 'failure', output: 'exec probe output withheld (7 bytes)' });
+    assert.deepEqual(await probe(['big'], 1000, false), { kind: 'success', output: `exec probe output withheld (${maxExecOutput} bytes)` });
+  });
+  it('published output has control characters stripped and is cut to 512 characters', async () => {
+    assert.deepEqual(await probe(['token']), { kind: 'failure', output: 'eyJhbGciOiJSUzI1NiJ9.secret-token [2J forged line' });
     const o = await probe(['big']);
     assert.equal(o.kind, 'success');
-    assert.equal('output' in o ? Buffer.byteLength(o.output) : 0, maxExecOutput);
+    assert.equal('output' in o ? o.output.length : 0, maxPublishedExecOutput);
+    assert.match('output' in o ? o.output : '', /^a+\.\.\.$/);
+    assert.equal(sanitizeOutput('a\u202eb\u0000c\td'), 'a b c d');
   });
   it('a timeout is a failure (ExecProbeTimeout)', async () => {
     assert.deepEqual(await probe(['hang', 'x'], 200), { kind: 'failure', output: 'command "hang x" timed out' });

@@ -61,7 +61,7 @@ describe(`executors with a timeout of 2^31 ms (beyond setTimeout's range) and a 
     cleanup.push(() => new Promise<void>((resolve) => wss.close(() => resolve())), () => dispatcher.close());
     const probe = createExecProber({ server: `http://127.0.0.1:${(wss.address() as AddressInfo).port}`, dispatcher });
     const o = await probe({ namespace: 'ns', pod: 'p', container: 'c', command: ['true'], timeoutMs: hugeTimeoutMs });
-    assert.deepEqual(o, { kind: 'success', output: 'fine' });
+    assert.deepEqual(o, { kind: 'success', output: 'exec probe output withheld (4 bytes)' });
   });
 
   it('TCP: a connect that completes only after the listener frees its queue is success', async () => {
