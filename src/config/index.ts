@@ -13,7 +13,7 @@ const options = {
   identity: { type: 'string', env: 'OUTPROBE_IDENTITY', help: 'This replica\'s identity (default: $POD_NAME, else the hostname)' },
   'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080; port 0 picks a free one)' },
   'log-level': { type: 'string', env: 'OUTPROBE_LOG_LEVEL', help: 'error | warn | info | debug (default info)' },
-  concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once (default 256)' },
+  concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once, shared fairly between namespaces, then policies (default 256; up to twice it while a namespace reclaims its share from slow probes)' },
   'kube-api-qps': { type: 'string', env: 'OUTPROBE_KUBE_API_QPS', help: 'Client-side API rate limit, requests per second (default 50)' },
   'kube-api-burst': { type: 'string', env: 'OUTPROBE_KUBE_API_BURST', help: 'Client-side API burst (default 100)' },
   'enable-exec-probes': { type: 'boolean', env: 'OUTPROBE_ENABLE_EXEC_PROBES', help: 'Run exec probes through pods/exec (needs RBAC create on pods/exec; default false)' },

@@ -20,7 +20,7 @@ export interface ControllerOptions {
   readonly probers: Probers;
   /** Policies with exec probes are honoured only with this on. @default false */
   readonly execEnabled?: boolean;
-  /** Probes in flight at once. @default 256 */
+  /** Probes in flight at once, shared fairly between namespaces, then policies (see the scheduler's fair-share.ts). @default 256 */
   readonly concurrency?: number;
   /** When set, only pod IPs in these ranges are probed. */
   readonly allowedCidrs?: readonly string[];
