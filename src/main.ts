@@ -96,6 +96,7 @@ async function main(): Promise<number> {
     },
     execEnabled: config.execEnabled,
     concurrency: config.concurrency,
+    maxProbeTimeoutSeconds: config.maxProbeTimeoutSeconds,
     allowedCidrs: config.allowedCidrs,
     ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
     statusIntervalMs: config.statusIntervalMs,

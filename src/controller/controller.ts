@@ -20,6 +20,12 @@ export interface ControllerOptions {
   readonly probers: Probers;
   /** Policies with exec probes are honoured only with this on. @default false */
   readonly execEnabled?: boolean;
+  /**
+   * The longest probe timeout honoured, in seconds; a probe's longer
+   * `timeoutSeconds` is lowered to it and the policy gets a Warning Event.
+   * @default 60
+   */
+  readonly maxProbeTimeoutSeconds?: number;
   /** Probes in flight at once, shared fairly between namespaces, then policies (see the scheduler's fair-share.ts). @default 256 */
   readonly concurrency?: number;
   /** When set, only pod IPs in these ranges are probed. */
@@ -184,7 +190,7 @@ export class Controller {
   }
 
   #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: RawObject): void {
-    const entry = policyEntry(obj, this.#o.execEnabled === true);
+    const entry = policyEntry(obj, this.#o.execEnabled === true, this.#o.maxProbeTimeoutSeconds);
     const before = this.policies.get(entry.key);
     if (type === 'DELETED') {
       this.policies.delete(entry.key);
@@ -198,6 +204,8 @@ export class Controller {
     const ref = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
     if (before?.generation !== entry.generation || before.policy === undefined !== (entry.policy === undefined)) {
       this.#o.observe(entry.policy === undefined ? { type: 'policy-invalid', policy: ref, issues: entry.issues } : { type: 'policy-valid', policy: ref });
+      const capped = entry.cappedTimeouts ?? [];
+      if (capped.length > 0) this.#o.observe({ type: 'policy-timeout-capped', policy: ref, capped });
     }
     this.targets.reconcileNamespace(entry.namespace);
   }

@@ -1,5 +1,5 @@
 import type { Pod } from '../kube/index.ts';
-import type { PolicyIssue } from '../policy/index.ts';
+import type { CappedTimeout, PolicyIssue } from '../policy/index.ts';
 import type { Outcome } from '../probing/index.ts';
 import type { Transition } from '../results/index.ts';
 import type { PlanIssue, TargetPlan } from '../targets/index.ts';
@@ -20,6 +20,7 @@ export type ControllerEvent =
   | { readonly type: 'halt'; readonly policy: PolicyRef; readonly halted: boolean; readonly message: string }
   | { readonly type: 'policy-invalid'; readonly policy: PolicyRef; readonly issues: readonly PolicyIssue[] }
   | { readonly type: 'policy-valid'; readonly policy: PolicyRef }
+  | { readonly type: 'policy-timeout-capped'; readonly policy: PolicyRef; readonly capped: readonly CappedTimeout[] }
   | { readonly type: 'policy-removed'; readonly policy: PolicyRef }
   | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
   | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }

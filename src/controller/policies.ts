@@ -1,6 +1,6 @@
 import type { RawObject } from '../kube/index.ts';
-import { formatIssue, validatePolicy } from '../policy/index.ts';
-import type { PolicyIssue, ProbePolicy } from '../policy/index.ts';
+import { capProbeTimeouts, defaultMaxProbeTimeoutSeconds, formatIssue, validatePolicy } from '../policy/index.ts';
+import type { CappedTimeout, PolicyIssue, ProbePolicy } from '../policy/index.ts';
 import type { PolicyCondition, PolicyStatus } from '../status/index.ts';
 
 /** What the controller keeps per ProbePolicy object. */
@@ -13,6 +13,8 @@ export interface PolicyEntry {
   /** The validated, defaulted policy; `undefined` when invalid. */
   readonly policy: ProbePolicy | undefined;
   readonly issues: readonly PolicyIssue[];
+  /** Probes whose timeoutSeconds was lowered to the controller's maximum (reported on the policy). */
+  readonly cappedTimeouts?: readonly CappedTimeout[];
   /** The status stored on the object (normalised), to write only changes. */
   readonly stored: PolicyStatus | undefined;
 }
@@ -46,19 +48,22 @@ export function parseStoredStatus(raw: RawPolicy['status']): PolicyStatus | unde
   };
 }
 
-export function policyEntry(obj: RawObject, execEnabled: boolean): PolicyEntry {
+/** `maxTimeoutSeconds`: the controller's `--max-probe-timeout`; longer probe timeouts are lowered to it. */
+export function policyEntry(obj: RawObject, execEnabled: boolean, maxTimeoutSeconds = defaultMaxProbeTimeoutSeconds): PolicyEntry {
   const raw = obj as RawPolicy;
   const namespace = raw.metadata?.namespace ?? '';
   const name = raw.metadata?.name ?? '';
   const result = validatePolicy(obj, { execEnabled });
+  const capped = result.ok ? capProbeTimeouts(result.policy, maxTimeoutSeconds) : undefined;
   return {
     key: `${namespace}/${name}`,
     namespace,
     name,
     uid: raw.metadata?.uid ?? '',
     generation: raw.metadata?.generation ?? 0,
-    policy: result.ok ? result.policy : undefined,
+    policy: capped?.policy,
     issues: result.ok ? [] : result.issues,
+    cappedTimeouts: capped?.capped ?? [],
     stored: parseStoredStatus(raw.status),
   };
 }

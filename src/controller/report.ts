@@ -69,6 +69,12 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     'policy-valid': (e) => {
       log.info('ProbePolicy applied', { policy: ref(e.policy) });
     },
+    'policy-timeout-capped': (e) => {
+      const probes = e.capped.map((c) => `${c.kind} probe timeoutSeconds ${c.requestedSeconds} runs with ${c.appliedSeconds}`).join(', ');
+      const message = `${probes}: above the controller's maximum probe timeout (--max-probe-timeout)`;
+      emit(policyObject(e.policy), 'Warning', 'ProbeTimeoutCapped', message);
+      log.warn(message, { policy: ref(e.policy) });
+    },
     'policy-removed': (e) => {
       metrics.forgetPolicy(ref(e.policy));
       log.info('ProbePolicy removed', { policy: ref(e.policy) });

@@ -172,7 +172,7 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
       minimum: 0,
       maximum: int32Max,
     }),
-    timeoutSeconds: int32('Seconds after which the probe times out (a failure). Minimum 1.', {
+    timeoutSeconds: int32('Seconds after which the probe times out (a failure). Minimum 1. Longer timeouts run with the controller\'s maximum (`--max-probe-timeout`, default 60), reported by a ProbeTimeoutCapped Warning Event on the policy.', {
       default: d.timeoutSeconds,
       minimum: 1,
       maximum: int32Max,

@@ -61,6 +61,7 @@ app.kubernetes.io/part-of: outprobe
 - --metrics-addr=0.0.0.0:{{ .Values.metrics.port }}
 - --log-level={{ $c.logLevel }}
 - --concurrency={{ $c.concurrency }}
+- --max-probe-timeout={{ $c.maxProbeTimeoutSeconds }}
 - --kube-api-qps={{ $c.kubeApiQps }}
 - --kube-api-burst={{ $c.kubeApiBurst }}
 - --status-interval={{ $c.statusIntervalSeconds }}
