@@ -81,7 +81,12 @@ export class Controller {
   constructor(options: ControllerOptions) {
     this.#o = options;
     const { client, clock, random, observe } = options;
-    this.scheduler = new Scheduler({ clock, random, concurrency: options.concurrency ?? 256 });
+    this.scheduler = new Scheduler({
+      clock,
+      random,
+      concurrency: options.concurrency ?? 256,
+      onPassStart: (share, lagMs) => observe({ type: 'pass-start', namespace: share.namespace, policy: share.policy, lagMs }),
+    });
     this.gates = new GateWriter({
       clock,
       patch: (pod, condition) => patchGateCondition(client, pod, condition),

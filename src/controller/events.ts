@@ -12,6 +12,7 @@ import type { GateCondition, PodRef } from '../writeback/index.ts';
  */
 export type ControllerEvent =
   | { readonly type: 'probe'; readonly target: TargetPlan; readonly pod: Pod; readonly outcome: Outcome; readonly durationMs: number; readonly observe: boolean }
+  | { readonly type: 'pass-start'; readonly namespace: string; readonly policy: string; readonly lagMs: number }
   | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
   | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly error?: unknown }
   | { readonly type: 'gate-repair'; readonly pod: PodRef; readonly condition: GateCondition; readonly serverStatus: string | undefined }

@@ -4,7 +4,7 @@ import { reporter } from '../../../src/controller/index.ts';
 import { Metrics } from '../../../src/observability/index.ts';
 import type { EventRecorder, Logger } from '../../../src/observability/index.ts';
 
-describe('reporter: a capped probe timeout', () => {
+describe('reporter', () => {
   it('is a ProbeTimeoutCapped Warning Event on the ProbePolicy and a warning log line', () => {
     const events: string[][] = [];
     const warnings: string[] = [];
@@ -27,5 +27,13 @@ describe('reporter: a capped probe timeout', () => {
     const message = "readiness probe timeoutSeconds 3600 runs with 60: above the controller's maximum probe timeout (--max-probe-timeout)";
     assert.deepEqual(events, [['ProbePolicy', 'slow', 'Warning', 'ProbeTimeoutCapped', message]]);
     assert.deepEqual(warnings, [message]);
+  });
+
+  it('a pass start feeds the schedule-lag histogram of its namespace and policy', async () => {
+    const metrics = new Metrics({ defaultMetrics: false });
+    const quiet: Logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined, child: () => quiet };
+    const report = reporter({ log: quiet, metrics, events: { record: () => undefined } as unknown as EventRecorder });
+    report({ type: 'pass-start', namespace: 'shop', policy: 'shop/web', lagMs: 1_500 });
+    assert.ok((await metrics.text()).includes('outprobe_probe_schedule_lag_seconds_sum{namespace="shop",policy="shop/web"} 1.5'));
   });
 });
