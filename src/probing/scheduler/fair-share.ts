@@ -1,3 +1,5 @@
+import { Levels } from './levels.ts';
+
 /**
  * Whose pass a probe pass is. Probe slots are shared fairly between
  * namespaces, and within a namespace between policies (DESIGN.md §4b: one
@@ -21,6 +23,8 @@ export interface Slot<T> {
 interface Tenant<T> {
   readonly namespace: string;
   inFlight: number;
+  /** Its policies' passes in flight, by level. */
+  readonly levels: Levels;
   /** Policies with items waiting or passes in flight; idle ones are deleted. */
   readonly slots: Map<string, Slot<T>>;
   /** The policies with items waiting, in round-robin order. */
@@ -43,13 +47,6 @@ function leastBusy<S extends { readonly inFlight: number }>(set: ReadonlySet<S>)
     if (best.inFlight === 0) break;
   }
   return best;
-}
-
-/** How many passes members hold beyond `share`: slots they borrowed while others were idle. */
-function borrowed(members: Iterable<{ readonly inFlight: number }>, share: number): number {
-  let sum = 0;
-  for (const m of members) if (m.inFlight > share) sum += m.inFlight - share;
-  return sum;
 }
 
 /**
@@ -79,6 +76,8 @@ export class FairShare<T> {
   readonly #tenants = new Map<string, Tenant<T>>();
   /** Tenants with items waiting, in round-robin order. */
   readonly #waiting = new Set<Tenant<T>>();
+  /** The namespaces' passes in flight, by level. */
+  readonly #levels = new Levels();
   #inFlight = 0;
   #queued = 0;
 
@@ -106,7 +105,7 @@ export class FairShare<T> {
   push(share: Share, item: T): void {
     let tenant = this.#tenants.get(share.namespace);
     if (tenant === undefined) {
-      tenant = { namespace: share.namespace, inFlight: 0, slots: new Map(), waiting: new Set() };
+      tenant = { namespace: share.namespace, inFlight: 0, levels: new Levels(), slots: new Map(), waiting: new Set() };
       this.#tenants.set(share.namespace, tenant);
     }
     let slot = tenant.slots.get(share.policy);
@@ -145,8 +144,8 @@ export class FairShare<T> {
     }
     this.#waiting.delete(tenant);
     if (tenant.waiting.size > 0) this.#waiting.add(tenant);
-    slot.inFlight++;
-    tenant.inFlight++;
+    tenant.levels.up(slot.inFlight++);
+    this.#levels.up(tenant.inFlight++);
     this.#inFlight++;
     return { item, slot };
   }
@@ -154,8 +153,8 @@ export class FairShare<T> {
   /** An admitted pass ended. */
   done(slot: Slot<T>): void {
     const tenant = slot.tenant;
-    slot.inFlight--;
-    tenant.inFlight--;
+    tenant.levels.down(slot.inFlight--);
+    this.#levels.down(tenant.inFlight--);
     this.#inFlight--;
     if (slot.inFlight === 0 && waitingCount(slot) === 0) tenant.slots.delete(slot.policy);
     if (tenant.slots.size === 0) this.#tenants.delete(tenant.namespace);
@@ -179,8 +178,9 @@ export class FairShare<T> {
   #mayReclaim(tenant: Tenant<T>, slot: Slot<T>): boolean {
     const over = this.#inFlight - this.#concurrency;
     const nsShare = Math.max(1, Math.ceil(this.#concurrency / this.#tenants.size));
-    if (tenant.inFlight < nsShare) return over < borrowed(this.#tenants.values(), nsShare);
+    // Slots held beyond a share were borrowed while others were idle.
+    if (tenant.inFlight < nsShare) return this.#levels.borrowedExceeds(nsShare, over);
     const policyShare = Math.max(1, Math.ceil(nsShare / tenant.slots.size));
-    return slot.inFlight < policyShare && over < borrowed(tenant.slots.values(), policyShare);
+    return slot.inFlight < policyShare && tenant.levels.borrowedExceeds(policyShare, over);
   }
 }
