@@ -313,4 +313,47 @@ describe('Scheduler fair share (fake clock)', () => {
     for (let i = 0; i < 65; i++) scheduler.remove(`hostile-${i}`);
     await scheduler.idle();
   });
+
+  it("a namespace that saturates the pool without malice (2,000 targets at 1 s) does not stretch a victim namespace's 1 s period", async () => {
+    const clock = new FakeClock(0);
+    const scheduler = new Scheduler({ clock, random: () => 0.5, concurrency: 8 });
+    let busyPasses = 0;
+    for (let i = 0; i < 2_000; i++) {
+      scheduler.upsert({
+        key: `busy-${i}`,
+        periodMs: 1_000,
+        firstDueAt: i % 1_000,
+        share: { namespace: 'busy', policy: 'busy/web' },
+        run: async () => {
+          busyPasses++;
+          await clock.sleepUntil(clock.now() + 100); // 8 slots × 10 passes/s: far below the 2,000/s asked for
+        },
+      });
+    }
+    const victimStarts: number[] = [];
+    scheduler.upsert({
+      key: 'victim',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      share: { namespace: 'victim', policy: 'victim/web' },
+      run: async () => {
+        victimStarts.push(clock.now());
+        await clock.sleepUntil(clock.now() + 10);
+      },
+    });
+    for (let t = 0; t <= 15_000; t += 10) {
+      clock.set(t);
+      await new Promise((resolve) => setImmediate(resolve));
+      scheduler.step();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const gaps = victimStarts.slice(1).map((s, i) => s - (victimStarts[i] ?? 0));
+    assert.ok(victimStarts.length >= 14, `victim starts: ${victimStarts.join(', ')}`);
+    assert.ok(gaps.every((g) => g >= 900 && g <= 1_100), `gaps between victim starts: ${gaps.join(', ')}`);
+    assert.ok(busyPasses >= 1_000, `the busy namespace still uses the rest of the pool: ${busyPasses} passes`);
+    for (let i = 0; i < 2_000; i++) scheduler.remove(`busy-${i}`);
+    scheduler.remove('victim');
+    clock.advance(1_000);
+    await scheduler.idle();
+  });
 });
