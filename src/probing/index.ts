@@ -1,7 +1,7 @@
 /**
  * The probing stage: executors (HTTP, TCP, gRPC) that turn a resolved probe
  * request into an Outcome, and the scheduler that runs probe passes on time
- * with bounded concurrency.
+ * with bounded concurrency, shared fairly between namespaces and policies.
  */
 export { createHttpProber, maxBodyBytes, maxRedirects, ProbeDispatcher } from './http/index.ts';
 export type { HttpProber, HttpProberOptions } from './http/index.ts';
