@@ -140,6 +140,7 @@ async function main(): Promise<number> {
     execNamespaces: config.execNamespaces,
     limits: { perMinute: config.maxRemediationsPerMinute, maxHaltAbovePercentFailing: config.maxHaltAbovePercentFailing, allowDelete: config.allowDeleteAction },
     concurrency: config.concurrency,
+    maxProbeTimeoutSeconds: config.maxProbeTimeoutSeconds,
     allowedCidrs: config.allowedCidrs,
     namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
@@ -188,6 +189,7 @@ async function main(): Promise<number> {
     }
     const stats = controller.scheduler.stats();
     metrics.observeSchedulerLag(Math.max(0, stats.lastLagMs) / 1000);
+    metrics.setProbesInFlight(controller.scheduler.inFlightByNamespace());
   }, 5000);
   // Sharding joins once the controller's caches are synced and releases its Lease on stop.
   const shardDone = sharding?.run(stop.signal, {

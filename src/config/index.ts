@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { defaultMaxProbeTimeoutSeconds } from '../policy/index.ts';
 
 /**
  * Controller configuration from flags, then `OUTPROBE_*` environment
@@ -14,7 +15,8 @@ const options = {
   'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080 with --metrics-auth=kubernetes, 127.0.0.1:8080 with none; port 0 picks a free one)' },
   'metrics-auth': { type: 'string', env: 'OUTPROBE_METRICS_AUTH', help: 'kubernetes | none: /metrics needs a bearer token that a TokenReview authenticates and a SubjectAccessReview allows to get the non-resource URL /metrics (needs RBAC create on tokenreviews and subjectaccessreviews), or is open (default kubernetes; /healthz and /readyz are always open)' },
   'log-level': { type: 'string', env: 'OUTPROBE_LOG_LEVEL', help: 'error | warn | info | debug (default info)' },
-  concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once (default 256)' },
+  concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once, shared fairly between namespaces, then policies (default 256; up to twice it while a namespace reclaims its share from slow probes)' },
+  'max-probe-timeout': { type: 'string', env: 'OUTPROBE_MAX_PROBE_TIMEOUT', help: 'Longest probe timeout in seconds; a probe\'s longer timeoutSeconds runs with this and its policy gets a ProbeTimeoutCapped Warning Event (default 60)' },
   'kube-api-qps': { type: 'string', env: 'OUTPROBE_KUBE_API_QPS', help: 'Client-side API rate limit, requests per second (default 50)' },
   'kube-api-burst': { type: 'string', env: 'OUTPROBE_KUBE_API_BURST', help: 'Client-side API burst (default 100)' },
   'enable-exec-probes': { type: 'boolean', env: 'OUTPROBE_ENABLE_EXEC_PROBES', help: 'Run exec probes through pods/exec (needs RBAC create on pods/exec; default false)' },
@@ -45,6 +47,7 @@ export const configSchema = z.object({
   metricsAuth: z.enum(['kubernetes', 'none']),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']),
   concurrency: intFrom(1).max(100_000),
+  maxProbeTimeoutSeconds: intFrom(1),
   qps: z.coerce.number().positive(),
   burst: intFrom(1),
   execEnabled: z.boolean(),
@@ -109,6 +112,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     metricsAuth,
     logLevel: get('log-level') ?? 'info',
     concurrency: get('concurrency') ?? 256,
+    maxProbeTimeoutSeconds: get('max-probe-timeout') ?? defaultMaxProbeTimeoutSeconds,
     qps: get('kube-api-qps') ?? 50,
     burst: get('kube-api-burst') ?? 100,
     ...trustConfig(get),

@@ -25,7 +25,13 @@ export interface ControllerOptions {
   readonly execNamespaces?: '*' | readonly string[];
   /** The installer's remediation limits no policy can exceed (rate, halt ceiling, Delete). @default noRemediationLimits */
   readonly limits?: RemediationLimits;
-  /** Probes in flight at once. @default 256 */
+  /**
+   * The longest probe timeout honoured, in seconds; a probe's longer
+   * `timeoutSeconds` is lowered to it and the policy gets a Warning Event.
+   * @default 60
+   */
+  readonly maxProbeTimeoutSeconds?: number;
+  /** Probes in flight at once, shared fairly between namespaces, then policies (see the scheduler's fair-share.ts). @default 256 */
   readonly concurrency?: number;
   /** When set, only pod IPs in these ranges are probed. */
   readonly allowedCidrs?: readonly string[];
@@ -84,7 +90,12 @@ export class Controller {
   constructor(options: ControllerOptions) {
     this.#o = options;
     const { client, clock, random, observe } = options;
-    this.scheduler = new Scheduler({ clock, random, concurrency: options.concurrency ?? 256 });
+    this.scheduler = new Scheduler({
+      clock,
+      random,
+      concurrency: options.concurrency ?? 256,
+      onPassStart: (share, lagMs) => observe({ type: 'pass-start', namespace: share.namespace, policy: share.policy, lagMs }),
+    });
     this.gates = new GateWriter({
       clock,
       patch: (pod, condition) => patchGateCondition(client, pod, condition),
@@ -197,7 +208,7 @@ export class Controller {
   }
 
   #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: RawObject): void {
-    const entry = policyEntry(obj, { execEnabled: this.#o.execEnabled === true, execNamespaces: this.#o.execNamespaces ?? [] }, this.#o.limits);
+    const entry = policyEntry(obj, { execEnabled: this.#o.execEnabled === true, execNamespaces: this.#o.execNamespaces ?? [] }, this.#o.limits, this.#o.maxProbeTimeoutSeconds);
     const before = this.policies.get(entry.key);
     if (type === 'DELETED') {
       this.policies.delete(entry.key);
@@ -213,6 +224,8 @@ export class Controller {
       this.#o.observe(entry.policy === undefined ? { type: 'policy-invalid', policy: ref, issues: entry.issues } : { type: 'policy-valid', policy: ref });
       const limited = entry.limited ?? [];
       if (limited.length > 0) this.#o.observe({ type: 'policy-limited', policy: ref, notes: limited });
+      const capped = entry.cappedTimeouts ?? [];
+      if (capped.length > 0) this.#o.observe({ type: 'policy-timeout-capped', policy: ref, capped });
     }
     this.targets.reconcileNamespace(entry.namespace);
   }

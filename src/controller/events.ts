@@ -1,5 +1,5 @@
 import type { Pod } from '../kube/index.ts';
-import type { PolicyIssue } from '../policy/index.ts';
+import type { CappedTimeout, PolicyIssue } from '../policy/index.ts';
 import type { Outcome } from '../probing/index.ts';
 import type { Transition } from '../results/index.ts';
 import type { PlanIssue, TargetPlan } from '../targets/index.ts';
@@ -12,6 +12,7 @@ import type { GateCondition, PodRef } from '../writeback/index.ts';
  */
 export type ControllerEvent =
   | { readonly type: 'probe'; readonly target: TargetPlan; readonly pod: Pod; readonly outcome: Outcome; readonly durationMs: number; readonly observe: boolean }
+  | { readonly type: 'pass-start'; readonly namespace: string; readonly policy: string; readonly lagMs: number }
   | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
   | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly error?: unknown }
   | { readonly type: 'gate-repair'; readonly pod: PodRef; readonly condition: GateCondition; readonly serverStatus: string | undefined }
@@ -22,6 +23,7 @@ export type ControllerEvent =
   | { readonly type: 'policy-valid'; readonly policy: PolicyRef }
   /** The installer's limits override part of a valid policy's remediation spec (clamped halt, Delete → Evict). */
   | { readonly type: 'policy-limited'; readonly policy: PolicyRef; readonly notes: readonly string[] }
+  | { readonly type: 'policy-timeout-capped'; readonly policy: PolicyRef; readonly capped: readonly CappedTimeout[] }
   | { readonly type: 'policy-removed'; readonly policy: PolicyRef }
   | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
   | { readonly type: 'gate-conflict'; readonly policy: PolicyRef; readonly message: string }

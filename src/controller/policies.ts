@@ -1,6 +1,6 @@
 import type { RawObject } from '../kube/index.ts';
-import { formatIssue, validatePolicy } from '../policy/index.ts';
-import type { PolicyIssue, ProbePolicy, ValidateOptions } from '../policy/index.ts';
+import { capProbeTimeouts, defaultMaxProbeTimeoutSeconds, formatIssue, validatePolicy } from '../policy/index.ts';
+import type { CappedTimeout, PolicyIssue, ProbePolicy, ValidateOptions } from '../policy/index.ts';
 import type { PolicyCondition, PolicyStatus } from '../status/index.ts';
 import { limitNotes, noRemediationLimits } from '../writeback/index.ts';
 import type { RemediationLimits } from '../writeback/index.ts';
@@ -17,6 +17,8 @@ export interface PolicyEntry {
   /** The validated, defaulted policy; `undefined` when invalid. */
   readonly policy: ProbePolicy | undefined;
   readonly issues: readonly PolicyIssue[];
+  /** Probes whose timeoutSeconds was lowered to the controller's maximum (reported on the policy). */
+  readonly cappedTimeouts?: readonly CappedTimeout[];
   /** The status stored on the object (normalised), to write only changes. */
   readonly stored: PolicyStatus | undefined;
   /** What the installer's remediation limits override in this policy, in words (status and Events). @default [] */
@@ -52,11 +54,24 @@ export function parseStoredStatus(raw: RawPolicy['status']): PolicyStatus | unde
   };
 }
 
-export function policyEntry(obj: RawObject, exec: ValidateOptions, limits: RemediationLimits = noRemediationLimits): PolicyEntry {
+/** `maxTimeoutSeconds`: the controller's `--max-probe-timeout`; longer probe timeouts are lowered to it. */
+export function policyEntry(obj: RawObject, exec: ValidateOptions, limits: RemediationLimits = noRemediationLimits, maxTimeoutSeconds = defaultMaxProbeTimeoutSeconds): PolicyEntry {
   const raw = obj as RawPolicy;
+  const result = validatePolicy(obj, exec);
+  const capped = result.ok ? capProbeTimeouts(result.policy, maxTimeoutSeconds) : undefined;
+  return {
+    ...identity(raw),
+    policy: capped?.policy,
+    issues: result.ok ? [] : result.issues,
+    cappedTimeouts: capped?.capped ?? [],
+    stored: parseStoredStatus(raw.status),
+    limited: result.ok ? limitedBy(result.policy, limits) : [],
+  };
+}
+
+function identity(raw: RawPolicy): Pick<PolicyEntry, 'key' | 'namespace' | 'name' | 'uid' | 'created' | 'generation'> {
   const namespace = raw.metadata?.namespace ?? '';
   const name = raw.metadata?.name ?? '';
-  const result = validatePolicy(obj, exec);
   return {
     key: `${namespace}/${name}`,
     namespace,
@@ -64,10 +79,6 @@ export function policyEntry(obj: RawObject, exec: ValidateOptions, limits: Remed
     uid: raw.metadata?.uid ?? '',
     created: typeof raw.metadata?.creationTimestamp === 'string' ? raw.metadata.creationTimestamp : '',
     generation: raw.metadata?.generation ?? 0,
-    policy: result.ok ? result.policy : undefined,
-    issues: result.ok ? [] : result.issues,
-    stored: parseStoredStatus(raw.status),
-    limited: result.ok ? limitedBy(result.policy, limits) : [],
   };
 }
 

@@ -34,6 +34,9 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
   const ref = (p: { readonly namespace: string; readonly name: string }): string => `${p.namespace}/${p.name}`;
   const handlers: Handlers = {
     probe: probeHandler(metrics, emit),
+    'pass-start': (e) => {
+      metrics.observeScheduleLag(e.namespace, e.policy, e.lagMs / 1000);
+    },
     transition: (e) => {
       metrics.recordTransition({ policy: e.target.policy, kind: e.target.kind, to: e.transition.to });
       log.info('transition', { policy: e.target.policy, pod: ref(e.pod), container: e.target.container, kind: e.target.kind, from: e.transition.from, to: e.transition.to, cause: e.transition.cause });
@@ -74,6 +77,12 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       const message = e.notes.join('; ');
       emit(policyObject(e.policy), 'Warning', 'RemediationLimited', message);
       log.warn('ProbePolicy limited by the installer', { policy: ref(e.policy), limits: message });
+    },
+    'policy-timeout-capped': (e) => {
+      const probes = e.capped.map((c) => `${c.kind} probe timeoutSeconds ${c.requestedSeconds} runs with ${c.appliedSeconds}`).join(', ');
+      const message = `${probes}: above the controller's maximum probe timeout (--max-probe-timeout)`;
+      emit(policyObject(e.policy), 'Warning', 'ProbeTimeoutCapped', message);
+      log.warn(message, { policy: ref(e.policy) });
     },
     'policy-removed': (e) => {
       metrics.forgetPolicy(ref(e.policy));

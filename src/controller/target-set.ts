@@ -279,6 +279,7 @@ export class TargetSet {
       periodMs,
       firstDueAt,
       jitter: clock.now() - this.#d.processStart < periodMs && firstDueAt <= clock.now(),
+      share: { namespace: pod.namespace, policy: target.plan.policy },
       run: (signal) => this.#pass(target, signal),
     });
   }

@@ -24,6 +24,8 @@ export interface MetricsOptions {
 const prefix = 'outprobe_';
 /** 1 ms to 10 s: a TCP connect on loopback up to a probe's longest sensible timeout. */
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** 5 ms to 2 min: from a busy loop's jitter to a probe that waited out others' longest timeouts. */
+const lagBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /**
  * Every outprobe metric, in a registry of its own (never prom-client's global
@@ -36,6 +38,10 @@ export class Metrics {
   readonly #probes: Counter<'policy' | 'kind' | 'result'>;
   readonly #probeDuration: Histogram<'kind' | 'handler'>;
   readonly #schedulerLag: Histogram;
+  readonly #scheduleLag: Histogram<'namespace' | 'policy'>;
+  /** policy → its labelled lag series (observed on every pass: labels hashed once). */
+  readonly #scheduleLagByPolicy = new Map<string, { observe(value: number): void }>();
+  readonly #probesInFlight: Gauge<'namespace'>;
   readonly #targets: Gauge<'kind'>;
   readonly #ownedTargets: Gauge;
   readonly #unownedPods: Gauge;
@@ -59,6 +65,14 @@ export class Metrics {
     this.#probes = new Counter({ name: `${prefix}probes_total`, help: 'Probe attempts by policy, probe kind and result.', labelNames: ['policy', 'kind', 'result'], registers });
     this.#probeDuration = new Histogram({ name: `${prefix}probe_duration_seconds`, help: 'Time one probe attempt took.', labelNames: ['kind', 'handler'], buckets: latencyBuckets, registers });
     this.#schedulerLag = new Histogram({ name: `${prefix}scheduler_lag_seconds`, help: 'How late a probe started after its due time.', buckets: latencyBuckets, registers });
+    this.#scheduleLag = new Histogram({
+      name: `${prefix}probe_schedule_lag_seconds`,
+      help: 'How late each probe pass started after its due time, by namespace and policy (waiting for a probe slot included).',
+      labelNames: ['namespace', 'policy'],
+      buckets: lagBuckets,
+      registers,
+    });
+    this.#probesInFlight = new Gauge({ name: `${prefix}probes_in_flight`, help: 'Probe passes running now, by namespace (sampled every few seconds).', labelNames: ['namespace'], registers });
     this.#targets = new Gauge({ name: `${prefix}targets`, help: 'Probe targets known to this replica, by probe kind.', labelNames: ['kind'], registers });
     this.#ownedTargets = new Gauge({ name: `${prefix}owned_targets`, help: 'Probe targets this replica owns and probes.', registers });
     this.#unownedPods = new Gauge({ name: `${prefix}unowned_pods`, help: 'Selected pods that no live replica owns.', registers });
@@ -92,6 +106,27 @@ export class Metrics {
 
   observeSchedulerLag(seconds: number): void {
     this.#schedulerLag.observe(Math.max(0, seconds));
+  }
+
+  /** One pass started `seconds` after it was due. `policy` is `<namespace>/<name>`. */
+  observeScheduleLag(namespace: string, policy: string, seconds: number): void {
+    let series = this.#scheduleLagByPolicy.get(policy);
+    if (series === undefined) {
+      const labels = { namespace, policy };
+      series = this.#scheduleLag.labels(labels);
+      this.#scheduleLagByPolicy.set(policy, series);
+      this.#remember(policy, 'schedule_lag', {}, () => {
+        this.#scheduleLag.remove(labels);
+        this.#scheduleLagByPolicy.delete(policy);
+      });
+    }
+    series.observe(Math.max(0, seconds));
+  }
+
+  /** Replaces the in-flight gauge: namespaces left out (idle) lose their series. */
+  setProbesInFlight(byNamespace: ReadonlyMap<string, number>): void {
+    this.#probesInFlight.reset();
+    for (const [namespace, n] of byNamespace) this.#probesInFlight.set({ namespace }, n);
   }
 
   /** Sets the target gauge for every kind; a kind left out is 0. */

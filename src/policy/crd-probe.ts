@@ -178,7 +178,7 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
       { default: d.initialDelaySeconds, minimum: 0, maximum: tl.initialDelaySeconds },
     ),
     timeoutSeconds: int32(
-      `Seconds after which the probe times out (a failure). Minimum 1, maximum ${tl.timeoutSeconds} (one hour): unlike core/v1, which accepts any int32, outprobe caps it, since a timer beyond about 24.8 days would fire at once in Node.js.`,
+      `Seconds after which the probe times out (a failure). Minimum 1, maximum ${tl.timeoutSeconds} (one hour): unlike core/v1, which accepts any int32, outprobe caps it, since a timer beyond about 24.8 days would fire at once in Node.js. Longer than the controller's maximum (--max-probe-timeout, default 60) runs with that maximum, reported by a ProbeTimeoutCapped Warning Event on the policy.`,
       { default: d.timeoutSeconds, minimum: 1, maximum: tl.timeoutSeconds },
     ),
     periodSeconds: int32(

@@ -18,6 +18,8 @@ export type { HttpScheme, LivenessAction, PolicyMode, SelectorOperator } from '.
 export { formatIssue, policyIssueCodes } from './issues.ts';
 export type { PolicyIssue, PolicyIssueCode } from './issues.ts';
 export { policySchema } from './schema.ts';
+export { capProbeTimeouts, defaultMaxProbeTimeoutSeconds } from './timeout-cap.ts';
+export type { CappedTimeout } from './timeout-cap.ts';
 export { probeTiming, thresholdsOf } from './timing.ts';
 export type { ProbeTiming } from './timing.ts';
 export type {

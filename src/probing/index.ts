@@ -1,7 +1,7 @@
 /**
  * The probing stage: executors (HTTP, TCP, gRPC) that turn a resolved probe
  * request into an Outcome, and the scheduler that runs probe passes on time
- * with bounded concurrency.
+ * with bounded concurrency, shared fairly between namespaces and policies.
  */
 export { createHttpProber, maxBodyBytes, maxRedirects, ProbeDispatcher } from './http/index.ts';
 export type { HttpProber, HttpProberOptions } from './http/index.ts';
@@ -17,4 +17,5 @@ export { joinHostPort } from './request.ts';
 export type { GrpcProbeRequest, HttpHeader, HttpProbeRequest, TcpProbeRequest } from './request.ts';
 export { maxProbeAttempts, probeWithRetries } from './retry.ts';
 export { Scheduler } from './scheduler/index.ts';
-export type { ScheduledTarget, SchedulerOptions, SchedulerStats } from './scheduler/index.ts';
+export type { ScheduledTarget, SchedulerOptions, SchedulerStats, Share } from './scheduler/index.ts';
+export { FairShare } from './scheduler/index.ts';

@@ -62,6 +62,7 @@ app.kubernetes.io/part-of: outprobe
 - --metrics-auth={{ .Values.metrics.auth }}
 - --log-level={{ $c.logLevel }}
 - --concurrency={{ $c.concurrency }}
+- --max-probe-timeout={{ $c.maxProbeTimeoutSeconds }}
 - --kube-api-qps={{ $c.kubeApiQps }}
 - --kube-api-burst={{ $c.kubeApiBurst }}
 - --status-interval={{ $c.statusIntervalSeconds }}

@@ -1,5 +1,6 @@
-import PQueue from 'p-queue';
 import type { Clock, Random } from '../../kernel/index.ts';
+import { FairShare } from './fair-share.ts';
+import type { Admission, Share } from './fair-share.ts';
 import { DueHeap } from './heap.ts';
 
 /** One probe target as the scheduler sees it: a key, a period and a pass to run. */
@@ -18,6 +19,12 @@ export interface ScheduledTarget {
    * @default false
    */
   readonly jitter?: boolean;
+  /**
+   * Whose probe this is: concurrency is shared fairly between namespaces,
+   * then between policies in a namespace (see fair-share.ts).
+   * @default one share for every target without one
+   */
+  readonly share?: Share;
   /** One pass (gating + probe + record). Must not throw; the signal aborts on remove/replace/stop. */
   readonly run: (signal: AbortSignal) => Promise<void>;
 }
@@ -25,10 +32,16 @@ export interface ScheduledTarget {
 export interface SchedulerOptions {
   readonly clock: Clock;
   readonly random: Random;
-  /** Maximum passes in flight across all targets. @default 256 */
+  /**
+   * Passes in flight across all targets, shared fairly between shares
+   * (fair-share.ts); up to twice it while a share reclaims slots that others
+   * borrowed and hold on slow passes. @default 256
+   */
   readonly concurrency?: number;
   /** Called when a pass throws (a bug: passes report failures as outcomes). */
   readonly onPassError?: (key: string, error: unknown) => void;
+  /** Called as each pass starts, with its share and how late it starts (ms after it was due). */
+  readonly onPassStart?: (share: Share, lagMs: number) => void;
 }
 
 export interface SchedulerStats {
@@ -54,18 +67,30 @@ interface Entry {
   triggered: boolean;
 }
 
+/** A due pass waiting for a probe slot. */
+interface Job {
+  readonly entry: Entry;
+  readonly controller: AbortController;
+  readonly dueAt: number;
+}
+
+const noShare: Share = { namespace: '', policy: '' };
+
 /**
  * Runs every target once per period: the next pass is due one period after
  * the previous one *completed* (the mutable worker's rule), so one target
- * never has two passes at once, and a slow target does not pile up. A single
- * p-queue bounds concurrency across all targets. Time comes from the injected
+ * never has two passes at once, and a slow target does not pile up. One
+ * FairShare pool bounds concurrency across all targets and admits due passes
+ * fairly between namespaces and policies. Time comes from the injected
  * clock; `step()` does one round of dispatching and is what tests drive.
  */
 export class Scheduler {
   readonly #clock: Clock;
   readonly #random: Random;
-  readonly #queue: PQueue;
+  readonly #pool: FairShare<Job>;
   readonly #onPassError: (key: string, error: unknown) => void;
+  readonly #onPassStart: ((share: Share, lagMs: number) => void) | undefined;
+  #idleWaiters: (() => void)[] = [];
   readonly #entries = new Map<string, Entry>();
   readonly #heap = new DueHeap();
   #generation = 0;
@@ -78,8 +103,9 @@ export class Scheduler {
   constructor(options: SchedulerOptions) {
     this.#clock = options.clock;
     this.#random = options.random;
-    this.#queue = new PQueue({ concurrency: options.concurrency ?? 256 });
+    this.#pool = new FairShare<Job>(options.concurrency ?? 256);
     this.#onPassError = options.onPassError ?? (() => undefined);
+    this.#onPassStart = options.onPassStart;
   }
 
   /** Adds a target, or replaces it (cancelling its in-flight pass) when the key exists. */
@@ -114,7 +140,7 @@ export class Scheduler {
     else entry.triggered = true;
   }
 
-  /** Hands every due target to the queue; returns when the next one is due. */
+  /** Hands every due target to the pool, starts what it admits; returns when the next one is due. */
   step(): { readonly dispatched: number; readonly nextDueAt: number | undefined } {
     const now = this.#clock.now();
     let dispatched = 0;
@@ -125,6 +151,7 @@ export class Scheduler {
       this.#dispatch(entry);
       dispatched++;
     }
+    if (dispatched > 0) this.#pump();
     return { dispatched, nextDueAt: this.#heap.peek()?.dueAt };
   }
 
@@ -143,17 +170,23 @@ export class Scheduler {
     this.#looping = false;
     signal.removeEventListener('abort', stop);
     for (const entry of this.#entries.values()) entry.running?.abort(new Error('scheduler stopped'));
-    this.#queue.clear();
-    await this.#queue.onIdle();
+    this.#pool.clear();
+    await this.idle();
   }
 
   /** Resolves when no pass is running or queued. */
   idle(): Promise<void> {
-    return this.#queue.onIdle();
+    if (this.#pool.inFlight === 0 && this.#pool.queued === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   stats(): SchedulerStats {
-    return { targets: this.#entries.size, inFlight: this.#queue.pending, queued: this.#queue.size, lastLagMs: this.#lastLagMs };
+    return { targets: this.#entries.size, inFlight: this.#pool.inFlight, queued: this.#pool.queued, lastLagMs: this.#lastLagMs };
+  }
+
+  /** Passes in flight per namespace that has any running or waiting. */
+  inFlightByNamespace(): Map<string, number> {
+    return this.#pool.inFlightByNamespace();
   }
 
   #schedule(entry: Entry, dueAt: number): void {
@@ -182,18 +215,37 @@ export class Scheduler {
   #dispatch(entry: Entry): void {
     const controller = new AbortController();
     entry.running = controller;
-    const dueAt = entry.dueAt;
-    void this.#queue.add(async () => {
-      if (controller.signal.aborted) return;
-      this.#lastLagMs = this.#clock.now() - dueAt;
-      try {
-        await entry.target.run(controller.signal);
-      } catch (error: unknown) {
-        this.#onPassError(entry.target.key, error);
-      } finally {
-        this.#complete(entry, controller);
-      }
-    });
+    this.#pool.push(entry.target.share ?? noShare, { entry, controller, dueAt: entry.dueAt });
+  }
+
+  /** Starts every pass the pool admits now. */
+  #pump(): void {
+    for (let next = this.#pool.next(); next !== undefined; next = this.#pool.next()) {
+      // Removed or replaced while it waited: it never ran, so it takes no slot.
+      if (next.item.controller.signal.aborted) this.#pool.done(next.slot);
+      else void this.#run(next);
+    }
+    if (this.#pool.inFlight === 0 && this.#pool.queued === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  async #run(admitted: Admission<Job>): Promise<void> {
+    const { entry, controller, dueAt } = admitted.item;
+    const lagMs = this.#clock.now() - dueAt;
+    this.#lastLagMs = lagMs;
+    this.#onPassStart?.(entry.target.share ?? noShare, lagMs);
+    try {
+      await entry.target.run(controller.signal);
+    } catch (error: unknown) {
+      this.#onPassError(entry.target.key, error);
+    } finally {
+      this.#pool.done(admitted.slot);
+      this.#complete(entry, controller);
+      this.#pump();
+    }
   }
 
   #complete(entry: Entry, controller: AbortController): void {

@@ -13,6 +13,19 @@ describe('loadConfig', () => {
     assert.equal(r.config.execEnabled, false);
     assert.deepEqual(r.config.allowedCidrs, []);
     assert.equal(r.config.statusIntervalMs, 2000);
+    assert.equal(r.config.maxProbeTimeoutSeconds, 60);
+  });
+
+  it('--max-probe-timeout [OUTPROBE_MAX_PROBE_TIMEOUT] sets the longest probe timeout, at least 1 s', () => {
+    const fromFlag = loadConfig(['--max-probe-timeout', '10'], { OUTPROBE_MAX_PROBE_TIMEOUT: '20' });
+    assert.ok(fromFlag.ok);
+    assert.equal(fromFlag.config.maxProbeTimeoutSeconds, 10);
+    const fromEnv = loadConfig([], { OUTPROBE_MAX_PROBE_TIMEOUT: '20' });
+    assert.ok(fromEnv.ok);
+    assert.equal(fromEnv.config.maxProbeTimeoutSeconds, 20);
+    const bad = loadConfig(['--max-probe-timeout', '0'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /maxProbeTimeoutSeconds/);
   });
 
   it('flags win over environment variables', () => {

@@ -6,7 +6,7 @@ import type { Probers } from '../../../src/controller/runner.ts';
 import type { Pod, PodCondition } from '../../../src/kube/index.ts';
 import type { ProbePolicy } from '../../../src/policy/index.ts';
 import { Scheduler } from '../../../src/probing/index.ts';
-import type { Outcome } from '../../../src/probing/index.ts';
+import type { Outcome, Share } from '../../../src/probing/index.ts';
 import { AddressGuard } from '../../../src/targets/index.ts';
 import { GateWriter } from '../../../src/writeback/index.ts';
 import type { GateCondition, GatePatchResult } from '../../../src/writeback/index.ts';
@@ -54,9 +54,9 @@ function pod(resourceVersion: string, status?: 'True' | 'False'): Pod {
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function setup(failureThreshold: number) {
+function setup(failureThreshold: number, onPassStart?: (share: Share, lagMs: number) => void) {
   const clock = new FakeClock();
-  const scheduler = new Scheduler({ clock, random: () => 0, concurrency: 4 });
+  const scheduler = new Scheduler({ clock, random: () => 0, concurrency: 4, ...(onPassStart === undefined ? {} : { onPassStart }) });
   const writes: GateCondition[] = [];
   let rv = 100;
   const gates = new GateWriter({ clock, patch: (_p, condition) => (writes.push(condition), Promise.resolve<GatePatchResult>({ resourceVersion: String(++rv) })) });
@@ -132,5 +132,15 @@ describe('TargetSet gate writes around a handover', () => {
     assert.equal(t.gates.desired('uid-1', gate), undefined, 'writes forgotten');
     await t.pass();
     assert.equal(t.writes.length, 1);
+  });
+});
+
+describe('TargetSet hands targets to the scheduler', () => {
+  it("with the pod's namespace and the policy as the target's fair share", async () => {
+    const starts: [Share, number][] = [];
+    const t = setup(3, (share, lagMs) => starts.push([share, lagMs]));
+    t.show(pod('1', 'True'));
+    await t.pass();
+    assert.deepEqual(starts, [[{ namespace: 'shop', policy: 'shop/web' }, 0]]);
   });
 });

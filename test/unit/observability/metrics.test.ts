@@ -69,4 +69,28 @@ describe('Metrics', () => {
     assert.ok(!tb.includes('outprobe_gate_writes_total{result="failed"}'));
     assert.match(a.contentType, /^text\/plain/);
   });
+
+  it('schedule lag by namespace and policy, and probes in flight by namespace', async () => {
+    const m = populated();
+    m.observeScheduleLag('ns', 'ns/web', 0.003);
+    m.observeScheduleLag('ns', 'ns/web', 12);
+    m.observeScheduleLag('other', 'other/api', -0.001); // a pass started before its due time counts as 0
+    m.setProbesInFlight(new Map([['ns', 7], ['other', 1]]));
+    let text = await m.text();
+    for (const line of [
+      'outprobe_probe_schedule_lag_seconds_bucket{le="0.005",namespace="ns",policy="ns/web"} 1',
+      'outprobe_probe_schedule_lag_seconds_bucket{le="30",namespace="ns",policy="ns/web"} 2',
+      'outprobe_probe_schedule_lag_seconds_count{namespace="ns",policy="ns/web"} 2',
+      'outprobe_probe_schedule_lag_seconds_sum{namespace="other",policy="other/api"} 0',
+      'outprobe_probes_in_flight{namespace="ns"} 7',
+      'outprobe_probes_in_flight{namespace="other"} 1',
+    ]) assert.ok(text.includes(line), `missing ${line}\n${text}`);
+    m.setProbesInFlight(new Map([['ns', 2]]));
+    m.forgetPolicy('ns/web');
+    text = await m.text();
+    assert.ok(!text.includes('namespace="other"}') && !text.includes('policy="ns/web"'), 'an idle namespace and a deleted policy lose their series');
+    assert.ok(text.includes('outprobe_probes_in_flight{namespace="ns"} 2'));
+    m.observeScheduleLag('ns', 'ns/web', 0.5); // a policy of the same name, created again
+    assert.ok((await m.text()).includes('outprobe_probe_schedule_lag_seconds_count{namespace="ns",policy="ns/web"} 1'));
+  });
 });

@@ -268,3 +268,92 @@ describe('Scheduler', () => {
     assert.deepEqual(rec.runs, [0, 0, 2_500, 4_000, 8_000, 12_000, 12_500]);
   });
 });
+
+/**
+ * The noisy neighbour on the scheduler and a fake clock: a hostile namespace
+ * with 65 policies whose passes never end (targets that accept and never
+ * answer, timeoutSeconds 3600), more than the concurrency, beside a victim
+ * namespace with one 1 s probe.
+ */
+describe('Scheduler fair share (fake clock)', () => {
+  it("a hostile namespace's endless passes do not stop a victim namespace's 1 s probe", async () => {
+    const clock = new FakeClock(0);
+    const scheduler = new Scheduler({ clock, random: () => 0.5, concurrency: 8 });
+    const hostileStarts: number[] = [];
+    for (let i = 0; i < 65; i++) {
+      scheduler.upsert({
+        key: `hostile-${i}`,
+        periodMs: 1_000,
+        firstDueAt: 0,
+        share: { namespace: 'hostile', policy: `policy-${i}` },
+        run: (signal) => {
+          hostileStarts.push(clock.now());
+          return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+        },
+      });
+    }
+    const victimStarts: number[] = [];
+    scheduler.upsert({
+      key: 'victim',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      share: { namespace: 'victim', policy: 'web' },
+      run: () => {
+        victimStarts.push(clock.now());
+        return Promise.resolve();
+      },
+    });
+    for (let t = 0; t <= 15_000; t += 100) {
+      clock.set(t);
+      scheduler.step();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.deepEqual(victimStarts, Array.from({ length: 16 }, (_, i) => i * 1_000));
+    assert.equal(hostileStarts.length, 8, 'the hostile namespace keeps the slots it holds and gets no more');
+    for (let i = 0; i < 65; i++) scheduler.remove(`hostile-${i}`);
+    await scheduler.idle();
+  });
+
+  it("a namespace that saturates the pool without malice (2,000 targets at 1 s) does not stretch a victim namespace's 1 s period", async () => {
+    const clock = new FakeClock(0);
+    const scheduler = new Scheduler({ clock, random: () => 0.5, concurrency: 8 });
+    let busyPasses = 0;
+    for (let i = 0; i < 2_000; i++) {
+      scheduler.upsert({
+        key: `busy-${i}`,
+        periodMs: 1_000,
+        firstDueAt: i % 1_000,
+        share: { namespace: 'busy', policy: 'busy/web' },
+        run: async () => {
+          busyPasses++;
+          await clock.sleepUntil(clock.now() + 100); // 8 slots × 10 passes/s: far below the 2,000/s asked for
+        },
+      });
+    }
+    const victimStarts: number[] = [];
+    scheduler.upsert({
+      key: 'victim',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      share: { namespace: 'victim', policy: 'victim/web' },
+      run: async () => {
+        victimStarts.push(clock.now());
+        await clock.sleepUntil(clock.now() + 10);
+      },
+    });
+    for (let t = 0; t <= 15_000; t += 10) {
+      clock.set(t);
+      await new Promise((resolve) => setImmediate(resolve));
+      scheduler.step();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const gaps = victimStarts.slice(1).map((s, i) => s - (victimStarts[i] ?? 0));
+    assert.ok(victimStarts.length >= 14, `victim starts: ${victimStarts.join(', ')}`);
+    assert.ok(gaps.every((g) => g >= 900 && g <= 1_100), `gaps between victim starts: ${gaps.join(', ')}`);
+    assert.ok(busyPasses >= 1_000, `the busy namespace still uses the rest of the pool: ${busyPasses} passes`);
+    for (let i = 0; i < 2_000; i++) scheduler.remove(`busy-${i}`);
+    scheduler.remove('victim');
+    clock.advance(1_000);
+    await scheduler.idle();
+  });
+});

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { policyEntry } from '../../../src/controller/policies.ts';
+import type { RawObject } from '../../../src/kube/index.ts';
+import { manifest, selector } from '../../fixtures/policies/manifest.ts';
+
+/** A policy in namespace `noisy` whose probes ask for an hour (finding 2: such probes held every slot). */
+function hourLong(): RawObject {
+  const m = manifest('slow', {
+    selector,
+    mode: 'Observe',
+    readiness: { probe: { httpGet: { port: 8080 }, timeoutSeconds: 3600, periodSeconds: 1 } },
+    liveness: { probe: { tcpSocket: { port: 8080 }, timeoutSeconds: 60 } },
+    startup: { probe: { tcpSocket: { port: 8080 }, timeoutSeconds: 61 } },
+  });
+  return { ...m, metadata: { ...m.metadata, namespace: 'noisy', uid: 'u1', generation: 1 } } as unknown as RawObject;
+}
+
+describe('policyEntry: the controller-wide maximum probe timeout', () => {
+  it('runs probes above the default maximum (60 s) with 60 s and lists them', () => {
+    const entry = policyEntry(hourLong(), { execEnabled: false });
+    const spec = entry.policy?.spec;
+    assert.ok(spec !== undefined);
+    assert.equal(spec.readiness?.probe.timeoutSeconds, 60);
+    assert.equal(spec.liveness?.probe.timeoutSeconds, 60, 'at the maximum: unchanged');
+    assert.equal(spec.startup?.probe.timeoutSeconds, 60);
+    assert.deepEqual(entry.cappedTimeouts, [
+      { kind: 'startup', requestedSeconds: 61, appliedSeconds: 60 },
+      { kind: 'readiness', requestedSeconds: 3600, appliedSeconds: 60 },
+    ]);
+  });
+
+  it('honours a configured maximum', () => {
+    const entry = policyEntry(hourLong(), { execEnabled: false }, undefined, 5);
+    assert.deepEqual(
+      [entry.policy?.spec.startup?.probe.timeoutSeconds, entry.policy?.spec.liveness?.probe.timeoutSeconds, entry.policy?.spec.readiness?.probe.timeoutSeconds],
+      [5, 5, 5],
+    );
+    assert.equal(entry.cappedTimeouts?.length, 3);
+  });
+
+  it('leaves a policy within the maximum as validated', () => {
+    const entry = policyEntry(hourLong(), { execEnabled: false }, undefined, 3600);
+    assert.deepEqual(entry.cappedTimeouts, []);
+    assert.equal(entry.policy?.spec.readiness?.probe.timeoutSeconds, 3600);
+  });
+});
