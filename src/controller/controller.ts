@@ -5,6 +5,7 @@ import { Scheduler } from '../probing/index.ts';
 import { AddressGuard } from '../targets/index.ts';
 import { GateWriter, deletePod, evictPod, patchGateCondition } from '../writeback/index.ts';
 import type { RemediationLimits } from '../writeback/index.ts';
+import { reflectorEvent } from './events.ts';
 import type { Observer } from './events.ts';
 import { policyEntry } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -114,7 +115,7 @@ export class Controller {
         this.targets.onPod(e.type, e.object, e.old);
         if (e.type === 'DELETED') this.remediator.forget(e.object.uid);
       },
-      onSignal: (s) => observe({ type: 'reflector', resource: 'pods', detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) }),
+      onSignal: (s) => observe(reflectorEvent('pods', s)),
     });
     this.#policyReflector = new ReflectorSet<RawObject>({
       client,
@@ -124,7 +125,7 @@ export class Controller {
       path: policyPath,
       project: (raw) => raw,
       onEvent: (e) => this.#onPolicy(e.type, e.object),
-      onSignal: (s) => observe({ type: 'reflector', resource: 'probepolicies', detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) }),
+      onSignal: (s) => observe(reflectorEvent('probepolicies', s)),
     });
     this.targets = new TargetSet({
       clock,

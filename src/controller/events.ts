@@ -1,4 +1,4 @@
-import type { Pod } from '../kube/index.ts';
+import type { Pod, ReflectorSignal } from '../kube/index.ts';
 import type { CappedTimeout, PolicyIssue } from '../policy/index.ts';
 import type { Outcome } from '../probing/index.ts';
 import type { Transition } from '../results/index.ts';
@@ -28,7 +28,20 @@ export type ControllerEvent =
   | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
   | { readonly type: 'gate-conflict'; readonly policy: PolicyRef; readonly message: string }
   | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }
-  | { readonly type: 'reflector'; readonly resource: string; readonly detail: string; readonly error?: unknown };
+  | {
+    readonly type: 'reflector';
+    readonly resource: string;
+    readonly detail: string;
+    readonly error?: unknown;
+    /** The object a `skipped` signal is about (metadata only, never the body). */
+    readonly object?: { readonly namespace: string; readonly name: string; readonly uid: string };
+  };
+
+/** A reflector signal as a controller event; `skipped` carries the object's identity and the error. */
+export function reflectorEvent(resource: string, s: ReflectorSignal): ControllerEvent {
+  if (s.kind === 'skipped') return { type: 'reflector', resource, detail: s.kind, error: s.error, object: s.object };
+  return { type: 'reflector', resource, detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) };
+}
 
 export type RemediationResult = 'evicted' | 'deleted' | 'observe' | 'skipped_budget' | 'rate_limited' | 'halted' | 'pdb_blocked' | 'conflict' | 'not_found' | 'failed';
 

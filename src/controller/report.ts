@@ -99,7 +99,10 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       if (e.result === 'failed') log.warn('status write failed, will retry', { policy: ref(e.policy), error: errorText(e.error) });
     },
     reflector: (e) => {
-      if (e.error === undefined) log.debug(`${e.resource} reflector: ${e.detail}`);
+      if (e.object !== undefined) {
+        metrics.recordSkippedObject(e.resource);
+        log.warn(`${e.resource} reflector: skipped an object it cannot read`, { ...e.object, error: errorText(e.error) });
+      } else if (e.error === undefined) log.debug(`${e.resource} reflector: ${e.detail}`);
       else log.warn(`${e.resource} reflector: ${e.detail}`, { error: errorText(e.error) });
     },
   };

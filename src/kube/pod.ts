@@ -57,125 +57,112 @@ export interface Pod {
   readonly conditions: readonly PodCondition[];
 }
 
-interface RawPod {
-  readonly metadata?: {
-    readonly uid?: string;
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly resourceVersion?: string;
-    readonly labels?: Record<string, string>;
-    readonly deletionTimestamp?: string;
-  };
-  readonly spec?: {
-    readonly nodeName?: string;
-    readonly hostNetwork?: boolean;
-    readonly restartPolicy?: string;
-    readonly terminationGracePeriodSeconds?: number;
-    readonly readinessGates?: readonly { readonly conditionType?: string }[];
-    readonly containers?: readonly RawContainer[];
-    readonly initContainers?: readonly (RawContainer & { readonly restartPolicy?: string })[];
-  };
-  readonly status?: {
-    readonly phase?: string;
-    readonly podIP?: string;
-    readonly conditions?: readonly { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string }[];
-    readonly containerStatuses?: readonly RawStatus[];
-    readonly initContainerStatuses?: readonly RawStatus[];
-  };
-}
-
-interface RawContainer {
-  readonly name?: string;
-  readonly ports?: readonly { readonly name?: string; readonly containerPort?: number }[];
-  readonly env?: readonly { readonly name?: string; readonly value?: string }[];
-}
-
-interface RawStatus {
-  readonly name?: string;
-  readonly containerID?: string;
-  readonly restartCount?: number;
-  readonly started?: boolean;
-  readonly ready?: boolean;
-  readonly state?: { readonly running?: { readonly startedAt?: string }; readonly terminated?: object; readonly waiting?: object };
-}
-
 const phases = new Set(['Pending', 'Running', 'Succeeded', 'Failed']);
 
-function time(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
+/*
+ * A pod's spec and status are written by whoever owns the pod (status
+ * possibly by the pod itself): every field is read defensively, so a wrong
+ * type becomes "absent" instead of an exception. The reflector skips an
+ * object whose projection throws anyway; these keep the rest of the pod.
+ */
+const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
+const rec = (v: unknown): Readonly<Record<string, unknown>> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const bool = (v: unknown): boolean | undefined => (typeof v === 'boolean' ? v : undefined);
+
+/** String values only, in an object without a prototype (no `__proto__` or inherited keys). */
+function stringMap(v: unknown): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [k, value] of Object.entries(rec(v))) if (typeof value === 'string') out[k] = value;
+  return out;
+}
+
+function time(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-function container(raw: RawContainer, sidecar: boolean): PodContainer {
-  // No prototype: an env var named __proto__ is a key like any other (a plain
-  // {} would drop it through the __proto__ setter).
+function container(v: unknown, sidecar: boolean): PodContainer {
+  const raw = rec(v);
   const env = Object.create(null) as Record<string, string>;
-  for (const e of raw.env ?? []) if (e.name !== undefined && e.value !== undefined) env[e.name] = e.value;
+  for (const e of list(raw['env']).map(rec)) {
+    const name = str(e['name']);
+    const value = str(e['value']);
+    if (name !== undefined && value !== undefined) env[name] = value;
+  }
   return {
-    name: raw.name ?? '',
-    ports: (raw.ports ?? []).map((p) => ({ name: p.name, containerPort: p.containerPort ?? 0 })),
+    name: str(raw['name']) ?? '',
+    ports: list(raw['ports']).map(rec).map((p) => ({ name: str(p['name']), containerPort: num(p['containerPort']) ?? 0 })),
     env,
     sidecar,
   };
 }
 
-function status(raw: RawStatus): PodContainerStatus {
-  const state = raw.state?.running !== undefined ? 'running' : raw.state?.terminated !== undefined ? 'terminated' : 'waiting';
+function status(v: unknown): PodContainerStatus {
+  const raw = rec(v);
+  const st = rec(raw['state']);
+  const state = st['running'] !== undefined ? 'running' : st['terminated'] !== undefined ? 'terminated' : 'waiting';
+  const containerId = str(raw['containerID']);
   return {
-    name: raw.name ?? '',
-    containerId: raw.containerID === '' ? undefined : raw.containerID,
-    restartCount: raw.restartCount ?? 0,
+    name: str(raw['name']) ?? '',
+    containerId: containerId === '' ? undefined : containerId,
+    restartCount: num(raw['restartCount']) ?? 0,
     state,
-    startedAt: time(raw.state?.running?.startedAt),
-    started: raw.started,
-    ready: raw.ready === true,
+    startedAt: time(rec(st['running'])['startedAt']),
+    started: bool(raw['started']),
+    ready: raw['ready'] === true,
   };
 }
 
-function condition(c: NonNullable<NonNullable<RawPod['status']>['conditions']>[number]): PodCondition {
+function condition(v: unknown): PodCondition {
+  const c = rec(v);
+  const st = c['status'];
   return {
-    type: c.type ?? '',
-    status: c.status === 'True' || c.status === 'False' ? c.status : 'Unknown',
-    reason: c.reason,
-    message: c.message,
-    lastTransitionTime: c.lastTransitionTime,
+    type: str(c['type']) ?? '',
+    status: st === 'True' || st === 'False' ? st : 'Unknown',
+    reason: str(c['reason']),
+    message: str(c['message']),
+    lastTransitionTime: str(c['lastTransitionTime']),
   };
 }
 
-function specPart(spec: NonNullable<RawPod['spec']>): Pick<Pod, 'nodeName' | 'hostNetwork' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers'> {
-  const sidecars = (spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+function specPart(spec: Readonly<Record<string, unknown>>): Pick<Pod, 'nodeName' | 'hostNetwork' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers'> {
+  const sidecars = list(spec['initContainers']).filter((c) => rec(c)['restartPolicy'] === 'Always');
   return {
-    nodeName: spec.nodeName,
-    hostNetwork: spec.hostNetwork === true,
-    restartPolicy: spec.restartPolicy ?? 'Always',
-    terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
-    readinessGates: (spec.readinessGates ?? []).map((g) => g.conditionType ?? '').filter((t) => t !== ''),
-    containers: [...sidecars.map((c) => container(c, true)), ...(spec.containers ?? []).map((c) => container(c, false))],
+    nodeName: str(spec['nodeName']),
+    hostNetwork: spec['hostNetwork'] === true,
+    restartPolicy: str(spec['restartPolicy']) ?? 'Always',
+    terminationGracePeriodSeconds: num(spec['terminationGracePeriodSeconds']) ?? 30,
+    readinessGates: list(spec['readinessGates']).map((g) => str(rec(g)['conditionType']) ?? '').filter((t) => t !== ''),
+    containers: [...sidecars.map((c) => container(c, true)), ...list(spec['containers']).map((c) => container(c, false))],
   };
 }
 
-function statusPart(st: NonNullable<RawPod['status']>): Pick<Pod, 'phase' | 'podIP' | 'containerStatuses' | 'conditions'> {
+function statusPart(st: Readonly<Record<string, unknown>>): Pick<Pod, 'phase' | 'podIP' | 'containerStatuses' | 'conditions'> {
+  const phase = str(st['phase']) ?? '';
+  const podIP = str(st['podIP']);
   return {
-    phase: phases.has(st.phase ?? '') ? (st.phase as Pod['phase']) : 'Unknown',
-    podIP: st.podIP === '' ? undefined : st.podIP,
-    containerStatuses: [...(st.containerStatuses ?? []), ...(st.initContainerStatuses ?? [])].map(status),
-    conditions: (st.conditions ?? []).map(condition),
+    phase: phases.has(phase) ? (phase as Pod['phase']) : 'Unknown',
+    podIP: podIP === '' ? undefined : podIP,
+    containerStatuses: [...list(st['containerStatuses']), ...list(st['initContainerStatuses'])].map(status),
+    conditions: list(st['conditions']).map(condition),
   };
 }
 
 /** Raw API pod (list item or watch object) → Pod. */
 export function projectPod(obj: RawObject): Pod {
-  const raw = obj as RawPod;
-  const m = raw.metadata ?? {};
+  const raw = rec(obj);
+  const m = rec(raw['metadata']);
   return {
-    uid: m.uid ?? '',
-    namespace: m.namespace ?? '',
-    name: m.name ?? '',
-    resourceVersion: m.resourceVersion ?? '',
-    labels: m.labels ?? {},
-    deletionTimestamp: time(m.deletionTimestamp),
-    ...specPart(raw.spec ?? {}),
-    ...statusPart(raw.status ?? {}),
+    uid: str(m['uid']) ?? '',
+    namespace: str(m['namespace']) ?? '',
+    name: str(m['name']) ?? '',
+    resourceVersion: str(m['resourceVersion']) ?? '',
+    labels: stringMap(m['labels']),
+    deletionTimestamp: time(m['deletionTimestamp']),
+    ...specPart(rec(raw['spec'])),
+    ...statusPart(rec(raw['status'])),
   };
 }

@@ -19,7 +19,16 @@ export type ReflectorSignal =
   | { readonly kind: 'watch-started'; readonly resourceVersion: string }
   | { readonly kind: 'watch-ended'; readonly reason: 'timeout' | 'inactive' | 'closed' }
   | { readonly kind: 'expired'; readonly resourceVersion: string }
-  | { readonly kind: 'error'; readonly error: unknown; readonly retryInMs: number };
+  | { readonly kind: 'error'; readonly error: unknown; readonly retryInMs: number }
+  /** An object `project` threw on: left out of the store (or removed from it), never retried until it changes. */
+  | { readonly kind: 'skipped'; readonly object: ObjectRef; readonly error: unknown };
+
+/** Who an unreadable object is, as far as its metadata can tell (never its body). */
+export interface ObjectRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
 
 export interface ReflectorOptions<T> {
   readonly client: KubeClient;
@@ -29,7 +38,11 @@ export interface ReflectorOptions<T> {
   readonly path: string;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
-  /** Compact projection of a raw object (drop managedFields and everything unused). */
+  /**
+   * Compact projection of a raw object (drop managedFields and everything
+   * unused). An object it throws on is skipped and reported (`skipped`):
+   * one bad object must never stop the LIST or the watch.
+   */
   readonly project: (raw: RawObject) => T;
   readonly onEvent: (event: StoreEvent<T>) => void;
   /** Called after every complete LIST has been applied to the store. */
@@ -124,7 +137,10 @@ export class Reflector<T> {
         signal,
       });
       pages++;
-      for (const raw of page.items ?? []) fresh.set(keyOf(raw), this.#o.project(raw));
+      for (const raw of Array.isArray(page.items) ? (page.items as unknown[]) : []) {
+        const object = this.#project(raw);
+        if (object !== skipped) fresh.set(keyOf(raw as RawObject), object);
+      }
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont !== undefined);
@@ -196,22 +212,52 @@ export class Reflector<T> {
       throw new KubeApiError({ code: code === 410 ? 'Gone' : 'ServerError', status: code, reason: obj.reason ?? '', message: obj.message ?? 'watch error' });
     }
     if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') this.#applyObject(event.type, obj);
-    const rv = obj.metadata?.resourceVersion;
-    if (rv !== undefined) this.#resourceVersion = rv; // BOOKMARKs carry only this
+    const rv: unknown = obj.metadata?.resourceVersion;
+    if (typeof rv === 'string') this.#resourceVersion = rv; // BOOKMARKs carry only this
   }
 
   #applyObject(type: WatchEventType, obj: RawObject): void {
     const key = keyOf(obj);
     const old = this.store.get(key);
-    if (type === 'DELETED') {
+    const object = type === 'DELETED' && old !== undefined ? old : this.#project(obj);
+    if (object === skipped) {
+      // What cannot be read is forgotten: nothing acts on a stale projection.
+      if (old === undefined) return;
       this.store.delete(key);
-      this.#o.onEvent({ type, key, object: old ?? this.#o.project(obj), old });
+      this.#o.onEvent({ type: 'DELETED', key, object: old, old });
       return;
     }
-    const object = this.#o.project(obj);
+    if (type === 'DELETED') {
+      this.store.delete(key);
+      this.#o.onEvent({ type, key, object, old });
+      return;
+    }
     this.store.set(key, object);
     this.#o.onEvent({ type: old === undefined ? 'ADDED' : 'MODIFIED', key, object, old });
   }
+
+  /** `project`, with a throw turned into a `skipped` signal. */
+  #project(raw: unknown): T | typeof skipped {
+    try {
+      if (raw === null || typeof raw !== 'object') throw new TypeError(`not an object: ${raw === null ? 'null' : typeof raw}`);
+      return this.#o.project(raw as RawObject);
+    } catch (error: unknown) {
+      this.#o.onSignal?.({ kind: 'skipped', object: refOf(raw), error });
+      return skipped;
+    }
+  }
+}
+
+const skipped: unique symbol = Symbol('skipped');
+
+/** Namespace, name and uid when they are strings; empty otherwise. */
+function refOf(raw: unknown): ObjectRef {
+  const m: unknown = raw !== null && typeof raw === 'object' ? (raw as RawObject).metadata : undefined;
+  const field = (name: 'namespace' | 'name' | 'uid'): string => {
+    const v: unknown = m !== null && typeof m === 'object' ? (m as Record<string, unknown>)[name] : undefined;
+    return typeof v === 'string' ? v : '';
+  };
+  return { namespace: field('namespace'), name: field('name'), uid: field('uid') };
 }
 
 function isAborted(signal: AbortSignal): boolean {

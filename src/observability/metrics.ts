@@ -55,6 +55,7 @@ export class Metrics {
   readonly #probeErrors: Gauge<'policy'>;
   readonly #policies: Gauge<'state'>;
   readonly #events: Counter<'result'>;
+  readonly #skippedObjects: Counter<'resource'>;
   /** policy → (series key → remover), for forgetPolicy. */
   readonly #policySeries = new Map<string, Map<string, () => void>>();
 
@@ -85,6 +86,7 @@ export class Metrics {
     this.#transitions = new Counter({ name: `${prefix}transitions_total`, help: 'Committed result transitions by policy, probe kind and new value.', labelNames: ['policy', 'kind', 'to'], registers });
     this.#probeErrors = new Gauge({ name: `${prefix}probe_errors`, help: 'Targets of a policy whose last probe attempt errored (not counted as failure).', labelNames: ['policy'], registers });
     this.#policies = new Gauge({ name: `${prefix}policies`, help: 'ProbePolicies by validity.', labelNames: ['state'], registers });
+    this.#skippedObjects = new Counter({ name: `${prefix}watch_objects_skipped_total`, help: 'Listed or watched objects left out of the cache because they could not be read, by resource.', labelNames: ['resource'], registers });
     this.#events = new Counter({ name: `${prefix}events_total`, help: 'Kubernetes Events recorded, aggregated into an existing one, dropped or failed.', labelNames: ['result'], registers });
   }
 
@@ -150,6 +152,10 @@ export class Metrics {
   recordApiRequest(r: RequestRecord): void {
     this.#apiRequests.inc({ verb: r.verb, resource: r.resource, code: r.status === 0 ? '<error>' : String(r.status) });
     this.#apiDuration.observe({ verb: r.verb, resource: r.resource }, Math.max(0, r.durationMs) / 1000);
+  }
+
+  recordSkippedObject(resource: string): void {
+    this.#skippedObjects.inc({ resource });
   }
 
   recordGateRepair(): void {

@@ -1,9 +1,11 @@
+import type { Duplex } from 'node:stream';
 import { WebSocket } from 'undici';
 import type { Dispatcher } from 'undici';
 import { setLongTimeout } from '../../kernel/index.ts';
 import { errored, failure, success } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
 import { execOutputText, sanitizeOutput } from './output.ts';
+import { capturingUpgrades } from './upgrade.ts';
 
 export { execOutputText, maxPublishedExecOutput, sanitizeOutput, withheldExecOutput } from './output.ts';
 
@@ -34,6 +36,13 @@ export interface ExecProberOptions {
    * @default false
    */
   readonly publishOutput?: boolean;
+  /**
+   * How long the close handshake may take once a probe has ended (timeout,
+   * cancel, error) before the connection is destroyed: a peer that never
+   * answers the Close frame would otherwise hold the socket open for good.
+   * @default 1000
+   */
+  readonly closeTimeoutMs?: number;
 }
 
 /** Channel-protocol subprotocols, newest first (v5 adds a close channel). */
@@ -55,6 +64,7 @@ interface ExecStatus {
  * kubelet, the output is withheld unless `publishOutput` (see output.ts).
  */
 export function createExecProber(options: ExecProberOptions): ExecProber {
+  const closeTimeoutMs = options.closeTimeoutMs ?? 1000;
   return (target, signal) =>
     new Promise<Outcome>((resolve) => {
       if (signal?.aborted === true) {
@@ -65,7 +75,9 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
       for (const part of target.command) query.append('command', part);
       const url = `${options.server.replace(/^http/, 'ws')}/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.pod)}/exec?${query.toString()}`;
       const token = options.token?.();
-      const ws = new WebSocket(url, { protocols, dispatcher: options.dispatcher, ...(token === undefined || token === '' ? {} : { headers: { authorization: `Bearer ${token}` } }) });
+      const closer = new Closer(closeTimeoutMs);
+      const dispatcher = capturingUpgrades(options.dispatcher, closer.adopt);
+      const ws = new WebSocket(url, { protocols, dispatcher, ...(token === undefined || token === '' ? {} : { headers: { authorization: `Bearer ${token}` } }) });
       ws.binaryType = 'arraybuffer';
       const chunks: Buffer[] = [];
       let size = 0;
@@ -81,6 +93,7 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
         } catch {
           // already closing
         }
+        closer.closing();
         resolve(outcome);
       };
       const onAbort = (): void => {
@@ -107,6 +120,7 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
         }
       });
       ws.addEventListener('close', () => {
+        closer.closed();
         const output = execOutputText(Buffer.concat(chunks, size), options.publishOutput === true);
         if (status === undefined) finish(errored('exec stream closed without a status'));
         else if (status.status === 'Success') finish(success(output));
@@ -118,4 +132,43 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
         finish(errored(`exec: ${err instanceof Error ? err.message : 'WebSocket error'}`));
       });
     });
+}
+
+/**
+ * Destroys the upgraded socket when the close handshake has not completed
+ * within `timeoutMs` of the probe ending (the socket may arrive after that,
+ * if the probe ended during the upgrade).
+ */
+class Closer {
+  readonly #timeoutMs: number;
+  #socket: Duplex | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closing = false;
+  #closed = false;
+
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+  }
+
+  readonly adopt = (socket: Duplex): void => {
+    this.#socket = socket;
+    if (this.#closing) this.#arm();
+  };
+
+  closing(): void {
+    this.#closing = true;
+    this.#arm();
+  }
+
+  closed(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+  }
+
+  #arm(): void {
+    if (this.#closed || this.#socket === undefined || this.#timer !== undefined) return;
+    const socket = this.#socket;
+    this.#timer = setTimeout(() => socket.destroy(), this.#timeoutMs);
+    this.#timer.unref();
+  }
 }

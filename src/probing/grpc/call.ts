@@ -1,10 +1,15 @@
 /**
  * One unary call on a READY session: send the framed request, collect what
  * the server sent back and how the stream ended. Interpretation (statuses,
- * kubelet messages) happens elsewhere; this file only observes the stream.
+ * kubelet messages) happens elsewhere; this file only observes the stream,
+ * and stops reading it where grpc-go would stop: at response headers that
+ * are not a gRPC answer, and at the byte of the body that decides an error.
+ * Nothing of the body is kept but the reader's constant-size state, so a
+ * server that sends more, or never stops, costs no memory.
  */
 import http2 from 'node:http2';
-import { maxResponseMessageBytes } from './codec.ts';
+import { ResponseReader } from './reader.ts';
+import type { BodyResult } from './reader.ts';
 
 export interface CallRequest {
   /** `host:port`, IPv6 bracketed, as grpc-go sends it in `:authority`. */
@@ -14,6 +19,8 @@ export interface CallRequest {
   /** Encoded grpc-timeout value (the time left of the probe's deadline). */
   readonly timeout: string;
   readonly body: Buffer;
+  /** False for response headers grpc-go rejects at once (non-200, not application/grpc): reading stops there. */
+  readonly acceptsHeaders: (headers: ResponseHeaders) => boolean;
 }
 
 /** How the stream ended, beyond the frames received. */
@@ -29,12 +36,10 @@ export interface RawResponse {
   /** The response headers carried END_STREAM ("trailers-only", usual for errors). */
   readonly trailersOnly: boolean;
   readonly trailers: http2.IncomingHttpHeaders | undefined;
-  /** Response DATA, kept up to one maximal message plus its frame header. */
-  readonly body: Buffer;
+  /** What the response DATA amounted to; undefined when there was none. */
+  readonly message: BodyResult | undefined;
   readonly end: StreamEnd;
 }
-
-const bodyCap = 5 + maxResponseMessageBytes + 1;
 
 /** Resolves when the stream closes; undefined if `signal` aborted first (the caller destroys the session). */
 export function unaryCall(session: http2.ClientHttp2Session, req: CallRequest, signal: AbortSignal): Promise<RawResponse | undefined> {
@@ -52,27 +57,38 @@ export function unaryCall(session: http2.ClientHttp2Session, req: CallRequest, s
     let headers: ResponseHeaders | undefined;
     let trailersOnly = false;
     let trailers: http2.IncomingHttpHeaders | undefined;
-    const chunks: Buffer[] = [];
-    let kept = 0;
+    const reader = new ResponseReader();
+    let done = false;
+    // grpc-go cancels the stream (RST_STREAM CANCEL) when it fails a call
+    // early; the caller then destroys the session.
+    const stop = (message: BodyResult | undefined): void => {
+      if (done) return;
+      done = true;
+      stream.removeAllListeners('data');
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      resolve({ headers, trailersOnly, trailers, message, end: { kind: 'closed' } });
+    };
     stream.on('response', (h: ResponseHeaders, flags: number) => {
       headers = h;
       trailersOnly = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+      if (!trailersOnly && !req.acceptsHeaders(h)) stop(undefined);
     });
     stream.on('trailers', (h: http2.IncomingHttpHeaders) => {
       trailers = h;
     });
     stream.on('data', (chunk: Buffer) => {
-      if (kept >= bodyCap) return;
-      chunks.push(chunk);
-      kept += chunk.length;
+      const failed = reader.push(chunk);
+      if (failed !== undefined) stop(failed);
     });
     stream.on('error', () => undefined); // the close below tells the same story
     stream.once('close', () => {
+      if (done) return;
+      done = true;
       if (signal.aborted) {
         resolve(undefined);
         return;
       }
-      resolve({ headers, trailersOnly, trailers, body: Buffer.concat(chunks), end: streamEnd(session, stream.rstCode) });
+      resolve({ headers, trailersOnly, trailers, message: reader.finish(), end: streamEnd(session, stream.rstCode) });
     });
     stream.end(req.body);
   });

@@ -1,11 +1,10 @@
 /**
  * The wire format of one grpc.health.v1.Health/Check call, by hand: gRPC's
  * 5-byte message framing, the two protobuf messages (one string out, one enum
- * in), and the grpc-timeout / grpc-message header encodings. Decoding errors
- * carry the status grpc-go would report for the same bytes.
+ * in), and the grpc-timeout / grpc-message header encodings. The response
+ * body itself is read incrementally by reader.ts.
  */
-import { grpcCode } from './status-codes.ts';
-import type { RpcError } from './status-codes.ts';
+import { HealthResponseScanner } from './scanner.ts';
 
 /** HealthCheckResponse.ServingStatus names, as Go's enum String() prints them. */
 export const servingStatus = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'] as const;
@@ -36,78 +35,11 @@ export function encodeRequest(service: string): Buffer {
   return frame;
 }
 
-/** Reads a varint at `at`: [value, next offset], or null when truncated or longer than 10 bytes. */
-function readVarint(buf: Uint8Array, at: number): readonly [number, number] | null {
-  let value = 0;
-  for (let i = at; i < buf.length && i < at + 10; i++) {
-    const b = buf[i] ?? 0;
-    value += (b & 0x7f) * 2 ** (7 * (i - at));
-    if ((b & 0x80) === 0) return [value, i + 1];
-  }
-  return null;
-}
-
-/** Offset just past a field value of `wireType` starting at `at`, or null if the bytes are not valid protobuf. */
-function skipValue(msg: Uint8Array, wireType: number, at: number): number | null {
-  switch (wireType) {
-    case 0:
-      return readVarint(msg, at)?.[1] ?? null;
-    case 1:
-      return at + 8 <= msg.length ? at + 8 : null;
-    case 2: {
-      const len = readVarint(msg, at);
-      return len !== null && len[1] + len[0] <= msg.length ? len[1] + len[0] : null;
-    }
-    case 5:
-      return at + 4 <= msg.length ? at + 4 : null;
-    default:
-      return null; // groups (deprecated) and invalid wire types
-  }
-}
-
-/** Go's int32 conversion of an enum varint (proto3 enums are open). */
-function toInt32(v: number): number {
-  const low = v % 2 ** 32;
-  return low >= 2 ** 31 ? low - 2 ** 32 : low;
-}
-
 /** HealthCheckResponse: field 1 `status` (varint); unknown fields skipped; last occurrence wins. */
 export function decodeHealthCheckResponse(msg: Uint8Array): { readonly status: number } | null {
-  let status = 0;
-  for (let i = 0; i < msg.length; ) {
-    const tag = readVarint(msg, i);
-    if (tag === null || tag[0] < 8) return null;
-    const [key, at] = tag;
-    const wireType = key % 8;
-    const next = skipValue(msg, wireType, at);
-    if (next === null) return null;
-    if (Math.floor(key / 8) === 1 && wireType === 0) status = toInt32(readVarint(msg, at)?.[0] ?? 0);
-    i = next;
-  }
-  return { status };
-}
-
-const internal = (message: string): RpcError => ({ code: grpcCode.internal, message });
-
-/**
- * The unary response body: exactly one framed, uncompressed HealthCheckResponse.
- * Errors are grpc-go's (rpc_util.go recv, stream.go cardinality checks).
- */
-export function decodeResponseBody(body: Buffer): { readonly status: number } | RpcError {
-  if (body.length === 0) return internal('cardinality violation: received no response message from non-server-streaming RPC');
-  if (body.length < 5) return internal('unexpected EOF');
-  const flag = body.readUInt8(0);
-  const length = body.readUInt32BE(1);
-  if (length > maxResponseMessageBytes) {
-    return { code: grpcCode.resourceExhausted, message: `grpc: received message larger than max (${length} vs. ${maxResponseMessageBytes})` };
-  }
-  if (body.length < 5 + length) return internal('unexpected EOF');
-  if (flag === 1) return internal('grpc: compressed flag set with identity or empty encoding');
-  if (flag !== 0) return internal(`grpc: received unexpected payload format ${flag}`);
-  const decoded = decodeHealthCheckResponse(body.subarray(5, 5 + length));
-  if (decoded === null) return internal('grpc: failed to unmarshal the received message: proto: cannot parse invalid wire-format data');
-  if (body.length > 5 + length) return internal('cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message');
-  return decoded;
+  const scanner = new HealthResponseScanner(msg.length);
+  scanner.push(msg);
+  return scanner.end();
 }
 
 const timeoutUnits: readonly (readonly [string, number])[] = [

@@ -16,7 +16,7 @@ import { encodeGrpcTimeout, encodeRequest } from './codec.ts';
 import { dialBlocking } from './dial.ts';
 import { formatGoDuration } from './duration.ts';
 import { connectError, connectTimeout, rpcOutcome, rpcTimeout } from './outputs.ts';
-import { interpretResponse } from './response.ts';
+import { acceptsHeaders, interpretResponse } from './response.ts';
 
 export type GrpcProber = (req: GrpcProbeRequest, signal?: AbortSignal) => Promise<Outcome>;
 
@@ -54,7 +54,7 @@ export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
       try {
         const body = encodeRequest(req.service);
         const timeout = encodeGrpcTimeout(deadline.remainingMs());
-        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent: options.userAgent, timeout, body }, deadline.signal);
+        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent: options.userAgent, timeout, body, acceptsHeaders }, deadline.signal);
         if (raw === undefined) return deadline.callerAborted() ? cancelled() : rpcTimeout(within);
         return rpcOutcome(interpretResponse(raw), within);
       } finally {

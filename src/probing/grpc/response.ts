@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http2';
 import type { RawResponse, ResponseHeaders } from './call.ts';
-import { decodeGrpcMessage, decodeResponseBody } from './codec.ts';
+import { decodeGrpcMessage } from './codec.ts';
+import { noMessage } from './reader.ts';
 import { codeForHttpStatus, grpcCode, rstStreamError } from './status-codes.ts';
 import type { RpcError } from './status-codes.ts';
 
@@ -31,6 +32,11 @@ function headerError(headers: ResponseHeaders): RpcError | undefined {
   }
   if (errs.length === 0) return undefined;
   return { code: codeForHttpStatus(status), message: errs.join('; ') };
+}
+
+/** Headers grpc-go accepts as the start of a gRPC answer; on any other it fails the call at once. */
+export function acceptsHeaders(headers: ResponseHeaders): boolean {
+  return headerError(headers) === undefined;
 }
 
 /**
@@ -79,7 +85,7 @@ export function interpretResponse(res: RawResponse): RpcResult {
   const final = res.trailersOnly ? res.headers : res.trailers;
   const parsed = final === undefined ? undefined : statusOf(final);
   if (parsed !== undefined && 'malformed' in parsed) return parsed.malformed;
-  const decoded = res.body.length > 0 ? decodeResponseBody(res.body) : undefined;
+  const decoded = res.message;
   if (decoded !== undefined && 'code' in decoded) {
     // A message cut short by a reset or a lost connection reads as that failure.
     const cutShort = decoded.message === 'unexpected EOF' && res.end.kind !== 'closed';
@@ -87,5 +93,5 @@ export function interpretResponse(res: RawResponse): RpcResult {
   }
   if (parsed === undefined) return endWithoutTrailers(res);
   if (parsed.final.code !== grpcCode.ok) return parsed.final;
-  return decoded ?? decodeResponseBody(res.body);
+  return decoded ?? noMessage();
 }

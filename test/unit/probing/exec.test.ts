@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
@@ -101,5 +102,48 @@ describe('exec probe over the pods/exec WebSocket protocol', () => {
   it('an unreachable API server is a prober error', async () => {
     const o = await createExecProber({ server: 'http://127.0.0.1:1', dispatcher })({ namespace: 'ns', pod: 'p', container: 'c', command: ['ok'], timeoutMs: 1000 });
     assert.equal(o.kind, 'errored');
+  });
+});
+
+describe('exec probe against a peer that upgrades and then goes silent', () => {
+  let http: Server;
+  let wss: WebSocketServer;
+  let server: string;
+  const sockets = { opened: 0, upgraded: 0, closed: 0 };
+  const dispatcher = new Agent();
+  before(async () => {
+    http = createServer();
+    http.on('connection', (socket) => {
+      sockets.opened++;
+      socket.on('close', () => sockets.closed++);
+    });
+    wss = new WebSocketServer({ server: http, handleProtocols: () => 'v5.channel.k8s.io' });
+    wss.on('connection', (_ws, req) => {
+      sockets.upgraded++;
+      // ws would answer the Close frame: take every byte away from it, but keep
+      // reading the socket so its end is seen.
+      req.socket.removeAllListeners('data');
+      req.socket.on('data', () => undefined);
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    server = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    for (const c of wss.clients) c.terminate();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+    await dispatcher.close();
+  });
+
+  it('closes every socket within 2 s of its probe ending: 100 timed-out probes at once', async () => {
+    const probe = createExecProber({ server, dispatcher });
+    const outcomes = await Promise.all(Array.from({ length: 100 }, () => probe({ namespace: 'ns', pod: 'p', container: 'c', command: ['silent'], timeoutMs: 500 })));
+    const ended = performance.now();
+    assert.ok(outcomes.every((o) => o.kind === 'failure' && o.output === 'command "silent" timed out'), JSON.stringify(outcomes[0]));
+    // Most probes got their upgrade before the timeout (the case that leaked); the rest ended mid-handshake.
+    assert.ok(sockets.upgraded >= 50, `${sockets.upgraded} of 100 upgraded`);
+    while (sockets.closed < sockets.opened && performance.now() - ended < 2000) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(sockets.closed, sockets.opened, `${sockets.closed} of ${sockets.opened} sockets (${sockets.upgraded} upgraded) closed 2 s after the probes ended`);
   });
 });

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { service as healthService } from 'grpc-health-check';
 import {
-  decodeGrpcMessage, decodeHealthCheckResponse, decodeResponseBody, encodeGrpcTimeout, encodeRequest, maxResponseMessageBytes,
+  decodeGrpcMessage, decodeHealthCheckResponse, encodeGrpcTimeout, encodeRequest, maxResponseMessageBytes,
 } from '../../../src/probing/grpc/codec.ts';
+import { ResponseReader, decodeResponseBody } from '../../../src/probing/grpc/reader.ts';
 
 const frame = (msg: number[] | Buffer, flag = 0): Buffer => {
   const m = Buffer.from(msg);
@@ -80,6 +81,34 @@ describe('HealthCheckResponse decoding', () => {
       decodeResponseBody(Buffer.concat([frame([0x08, 1]), frame([0x08, 1])])),
       internal('cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message'),
     );
+  });
+});
+
+describe('ResponseReader (the body fed as DATA arrives)', () => {
+  const bodies = [
+    frame([0x08, 1]), frame([]), frame([0x10, 0x96, 0x01, 0x19, 1, 2, 3, 4, 5, 6, 7, 8, 0x22, 2, 0x61, 0x62, 0x2d, 1, 2, 3, 4, 0x08, 2]),
+    frame([0x08, 0xff, 0xff, 0xff, 0xff, 0x0f]), frame([0x08]), frame([0x0f, 1]), frame([0x22, 9, 1]), frame([0x08, 0x80]), frame([0x08, 1], 1),
+    Buffer.from([0, 0, 0]), Buffer.from([0, 0, 0, 0, 9, 0x08]), Buffer.concat([frame([0x08, 1]), frame([0x08, 1])]),
+    Buffer.concat([frame([0x08, 1]), Buffer.from([0, 0])]), Buffer.concat([frame([0x08, 1]), Buffer.from([0, 0x7f, 0, 0, 0])]),
+    Buffer.concat([frame([0x08, 1]), frame([0xff], 0)]), Buffer.from('HTTP/1.1 200 OK\r\n'),
+  ];
+
+  it('gives the same result whether the body arrives whole or one byte per DATA frame', () => {
+    for (const body of bodies) {
+      const reader = new ResponseReader();
+      for (const b of body) reader.push(Buffer.from([b]));
+      assert.deepEqual(reader.finish(), decodeResponseBody(body), `body ${body.toString('hex')}`);
+    }
+  });
+
+  it('decides at the byte where grpc-go fails the call: the length prefix, or the end of a second message', () => {
+    const reader = new ResponseReader();
+    assert.equal(reader.push(Buffer.from([0, 0, 0x40, 0])), undefined);
+    assert.deepEqual(reader.push(Buffer.from([1])), { code: 8, message: 'grpc: received message larger than max (4194305 vs. 4194304)' });
+    const twice = new ResponseReader();
+    assert.equal(twice.push(frame([0x08, 1])), undefined);
+    assert.equal(twice.push(frame([0x08, 1]).subarray(0, 6)), undefined);
+    assert.deepEqual(twice.push(Buffer.from([1])), { code: 13, message: 'cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message' });
   });
 });
 

@@ -2,14 +2,21 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RawResponse, ResponseHeaders } from '../../../src/probing/grpc/call.ts';
 import { connectError, connectTimeout, rpcOutcome } from '../../../src/probing/grpc/outputs.ts';
+import { ResponseReader } from '../../../src/probing/grpc/reader.ts';
 import { interpretResponse } from '../../../src/probing/grpc/response.ts';
 
 /** Node types `:status` as a number next to a string index signature; build header blocks loosely. */
 const hdr = (h: Record<string, string | number>): ResponseHeaders => h as unknown as ResponseHeaders;
 const ok = { ':status': 200, 'content-type': 'application/grpc' };
 const serving = Buffer.from([0, 0, 0, 0, 2, 0x08, 1]);
-const raw = (over: Partial<RawResponse>): RawResponse => ({
-  headers: hdr(ok), trailersOnly: false, trailers: { 'grpc-status': '0' }, body: serving, end: { kind: 'closed' }, ...over,
+/** The body as the call would have read it, to its end. */
+const read = (body: Buffer): RawResponse['message'] => {
+  const reader = new ResponseReader();
+  reader.push(body);
+  return reader.finish();
+};
+const raw = ({ body = serving, ...over }: Partial<RawResponse> & { readonly body?: Buffer }): RawResponse => ({
+  headers: hdr(ok), trailersOnly: false, trailers: { 'grpc-status': '0' }, message: read(body), end: { kind: 'closed' }, ...over,
 });
 
 describe('interpretResponse (grpc-go client semantics)', () => {
