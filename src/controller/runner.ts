@@ -1,6 +1,6 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
-import type { Outcome } from '../probing/index.ts';
+import type { Outcome, PassResult } from '../probing/index.ts';
 import { errored, probeWithRetries } from '../probing/index.ts';
 import { thresholdsOf } from '../policy/index.ts';
 import { containerStarted, createTarget, decide, instanceOf, record, reconfigure } from '../results/index.ts';
@@ -66,13 +66,15 @@ export function replan(target: Target, plan: TargetPlan): void {
  * One pass of one target: decide (kubelet steps 1–9, with startup gating from
  * the sibling startup target), probe with up to 3 attempts on error, record
  * (steps 11–13). Transitions go to the hooks; the pass itself never throws.
+ * Returns the end of the initial delay when the pass skipped for it, so the
+ * first probe runs exactly then (§3.10).
  */
 export async function runPass(
   target: Target,
   deps: { readonly clock: Clock; readonly probers: Probers; readonly guard: AddressGuard; readonly hooks: PassHooks },
   lookup: { readonly pod: (key: string) => Pod | undefined; readonly startupOf: (target: Target) => TargetState | null },
   signal: AbortSignal,
-): Promise<void> {
+): Promise<PassResult> {
   const pod = lookup.pod(target.plan.podKey);
   const container = pod === undefined ? undefined : containerView(pod, target.plan.container);
   const view: TargetView = {
@@ -85,17 +87,18 @@ export async function runPass(
   if (decision.emitted !== null && pod !== undefined) deps.hooks.onTransition(target, pod, decision.emitted);
   if (decision.action === 'stop') {
     deps.hooks.onStop(target);
-    return;
+    return {};
   }
-  if (decision.action !== 'probe' || pod === undefined) return;
+  if (decision.action !== 'probe' || pod === undefined) return decision.wakeAt === null ? {} : { nextDueAt: decision.wakeAt };
   const instance = instanceOf(container) ?? undefined;
   const started = deps.clock.now();
   const outcome = await probeWithRetries(() => probeOnce(target, pod, deps, signal), signal);
-  if (signal.aborted) return; // removed, replaced or stopping: a stale result is never recorded
+  if (signal.aborted) return {}; // removed, replaced or stopping: a stale result is never recorded
   deps.hooks.onProbe(target, pod, outcome, deps.clock.now() - started);
   const recorded = record(target.state, outcome, deps.clock.now(), instance);
   target.state = recorded.state;
   if (recorded.emitted !== null) deps.hooks.onTransition(target, pod, recorded.emitted);
+  return {};
 }
 
 async function probeOnce(target: Target, pod: Pod, deps: { readonly probers: Probers; readonly guard: AddressGuard }, signal: AbortSignal): Promise<Outcome> {
