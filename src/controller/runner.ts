@@ -3,7 +3,7 @@ import type { Pod } from '../kube/index.ts';
 import type { Outcome, PassResult } from '../probing/index.ts';
 import { errored, probeWithRetries } from '../probing/index.ts';
 import { thresholdsOf } from '../policy/index.ts';
-import { containerStarted, createTarget, decide, instanceOf, record, reconfigure } from '../results/index.ts';
+import { containerStarted, createTarget, decide, instanceOf, record, reconfigure, restartGracePeriodMs } from '../results/index.ts';
 import type { ContainerView, TargetState, TargetView, Transition } from '../results/index.ts';
 import type { AddressGuard, ProbeRequest, TargetPlan } from '../targets/index.ts';
 import { buildRequest } from '../targets/index.ts';
@@ -45,13 +45,21 @@ export function containerView(pod: Pod, name: string): ContainerView | undefined
   };
 }
 
-export function newTarget(plan: TargetPlan, seedTrue: boolean): Target {
+/**
+ * A new target. `seedTrue` (its gate condition is already True: this replica
+ * restarted or gained the pod) keeps that True (design rule 5) only for a
+ * container that was running since `restartGracePeriodMs` before `now`, the
+ * kubelet's restart rule (§3.9): a container started later may never have
+ * been probed by the previous owner, so it starts not ready, as it would
+ * under a restarted kubelet. ADR 0009-lifecycle-restart-rule.
+ */
+export function newTarget(plan: TargetPlan, seedTrue: boolean, now: number): Target {
   return {
     plan,
     lastFailure: '',
     state: createTarget(
       { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },
-      { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success' } : undefined },
+      { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success', startedBefore: now - restartGracePeriodMs } : undefined },
     ),
   };
 }

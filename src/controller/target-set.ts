@@ -251,7 +251,7 @@ export class TargetSet {
     const existing = this.#targets.get(plan.key);
     if (existing === undefined) {
       const seedTrue = plan.conditionType !== undefined && gateStatus(pod, plan.conditionType) === 'True';
-      const target = newTarget(plan, seedTrue);
+      const target = newTarget(plan, seedTrue, this.#d.clock.now());
       this.#targets.set(plan.key, target);
       let keys = this.#byPod.get(plan.podUid);
       if (keys === undefined) this.#byPod.set(plan.podUid, (keys = new Set()));

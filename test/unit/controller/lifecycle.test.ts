@@ -192,3 +192,33 @@ describe('startup success (the kubelet triggers the readiness worker on the stat
     assert.deepEqual(t.probed.readiness, [t0 + 6_000, t0 + 36_000]);
   });
 });
+
+describe('prober restart (kubelet restart rule: kubeletRestartGracePeriod = 10 s)', () => {
+  const failing: Outcome = { kind: 'failure', output: 'HTTP probe failed with statuscode: 503' };
+
+  it('a True gate of a container running since more than 10 s before outprobe started is kept until probes cross the threshold', async () => {
+    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') }, t0);
+    t.health.readiness = failing;
+    t.show(pod('1', { id: 'containerd://c1', restartCount: 0, startedAt: t0 - 10_001 }, 'True'));
+    await t.runUntil(15_000);
+    assert.equal(t.probed.readiness.length, 2);
+    assert.deepEqual(t.writes, [], 'below failureThreshold: the inherited True stays');
+  });
+
+  it('a container started less than 10 s before outprobe started is new: not ready until its probes pass', async () => {
+    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') }, t0);
+    t.health.readiness = failing;
+    t.show(pod('1', { id: 'containerd://c1', restartCount: 0, startedAt: t0 - 9_000 }, 'True'));
+    await t.runUntil(0);
+    assert.deepEqual(t.transitions('readiness'), ['success->failure:initial@0']);
+    assert.deepEqual(t.writes.map((c) => c.status), ['False']);
+  });
+
+  it('the rule is measured from when this replica began watching the pod (a shard handover long after start)', async () => {
+    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') }, t0 - 3_600_000);
+    t.health.readiness = failing;
+    t.show(pod('1', { id: 'containerd://c1', restartCount: 0, startedAt: t0 - 5_000 }, 'True'));
+    await t.runUntil(0);
+    assert.deepEqual(t.writes.map((c) => c.status), ['False']);
+  });
+});
