@@ -53,6 +53,12 @@ export interface Pod {
   readonly terminationGracePeriodSeconds: number;
   readonly readinessGates: readonly string[];
   readonly containers: readonly PodContainer[];
+  /**
+   * Names of the plain (not restartable) init containers, which may carry no
+   * probes; they are not in `containers`.
+   * @default undefined (none)
+   */
+  readonly plainInitContainers?: readonly string[] | undefined;
   readonly containerStatuses: readonly PodContainerStatus[];
   readonly conditions: readonly PodCondition[];
 }
@@ -143,8 +149,11 @@ function condition(c: NonNullable<NonNullable<RawPod['status']>['conditions']>[n
   };
 }
 
-function specPart(spec: NonNullable<RawPod['spec']>): Pick<Pod, 'nodeName' | 'hostNetwork' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers'> {
+function specPart(
+  spec: NonNullable<RawPod['spec']>,
+): Pick<Pod, 'nodeName' | 'hostNetwork' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers' | 'plainInitContainers'> {
   const sidecars = (spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  const plain = (spec.initContainers ?? []).filter((c) => c.restartPolicy !== 'Always').map((c) => c.name ?? '');
   return {
     nodeName: spec.nodeName,
     hostNetwork: spec.hostNetwork === true,
@@ -152,6 +161,7 @@ function specPart(spec: NonNullable<RawPod['spec']>): Pick<Pod, 'nodeName' | 'ho
     terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
     readinessGates: (spec.readinessGates ?? []).map((g) => g.conditionType ?? '').filter((t) => t !== ''),
     containers: [...sidecars.map((c) => container(c, true)), ...(spec.containers ?? []).map((c) => container(c, false))],
+    plainInitContainers: plain,
   };
 }
 
