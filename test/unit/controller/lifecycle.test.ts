@@ -87,11 +87,18 @@ function setup(probes: Probes, processStart = t0 - 3_600_000) {
     startup: { kind: 'success', output: '' },
   };
   const probed: Record<ProbeKind, number[]> = { readiness: [], liveness: [], startup: [] };
+  /** How long each kind's probe takes (on the fake clock). */
+  const takes: Record<ProbeKind, number> = { readiness: 0, liveness: 0, startup: 0 };
   const events: ControllerEvent[] = [];
   const remediations: RemediationRequest[] = [];
-  const byPath = (req: { readonly path: string }): Outcome => health[req.path as ProbeKind];
+  const byPath = async (req: { readonly path: string }): Promise<Outcome> => {
+    const kind = req.path as ProbeKind;
+    const outcome = health[kind];
+    if (takes[kind] > 0) await clock.sleepUntil(clock.now() + takes[kind]);
+    return outcome;
+  };
   const probers: Probers = {
-    httpGet: (req) => Promise.resolve(byPath(req)),
+    httpGet: (req) => byPath(req),
     tcpSocket: () => Promise.reject(new Error('unused')),
     grpc: () => Promise.reject(new Error('unused')),
   };
@@ -115,20 +122,20 @@ function setup(probes: Probes, processStart = t0 - 3_600_000) {
    * and writes complete; twice per second, as a trigger from a pass makes the
    * running loop step again at once.
    */
-  const runUntil = async (untilMs: number): Promise<void> => {
+  const runUntil = async (untilMs: number, stepMs = 1_000): Promise<void> => {
     for (;;) {
       await flush();
       scheduler.step();
       await flush();
       scheduler.step();
       await flush();
-      if (clock.now() + 1_000 > t0 + untilMs) return;
-      clock.advance(1_000);
+      if (clock.now() + stepMs > t0 + untilMs) return;
+      clock.advance(stepMs);
     }
   };
   const transitions = (kind: ProbeKind): string[] =>
     events.flatMap((e) => (e.type === 'transition' && e.target.kind === kind ? [`${String(e.transition.from)}->${e.transition.to}:${e.transition.cause}@${e.transition.at - t0}`] : []));
-  return { clock, scheduler, writes, health, probed, set, show, runUntil, transitions, remediations };
+  return { clock, scheduler, writes, health, takes, probed, set, show, runUntil, transitions, remediations };
 }
 
 /** The kubelet probes with a path per kind here, so one prober can answer per kind. */
@@ -172,6 +179,34 @@ describe('container restart (worker.go: a new container ID gets the initial valu
     await t.runUntil(30_000);
     assert.deepEqual(t.probed.readiness, [t0, t0 + 23_000]);
     assert.deepEqual(t.writes.map((c) => c.status), ['False', 'True']);
+  });
+});
+
+describe('container restart: startup', () => {
+  it('a held startup Success goes back to Unknown at the restart, and the new instance is probed after its initial delay', async () => {
+    const t = setup({ startup: withPaths(probe(5, 3, 10), 'startup'), liveness: withPaths(probe(10, 3), 'liveness') });
+    t.show(pod('1', c1));
+    await t.runUntil(20_000);
+    assert.deepEqual(t.probed.startup, [t0], 'held after its Success');
+    t.show(pod('2', { id: 'containerd://c2', restartCount: 1, startedAt: t0 + 20_000 }));
+    await t.runUntil(40_000);
+    assert.deepEqual(t.transitions('startup'), ['null->unknown:initial@0', 'unknown->success:probe@0', 'success->unknown:initial@20000', 'unknown->success:probe@30000']);
+    assert.deepEqual(t.probed.startup, [t0, t0 + 30_000]);
+    // Liveness waits for the new instance to be started again (then keeps its own ticks).
+    assert.deepEqual(t.probed.liveness.filter((at) => at > t0 + 20_000 && at < t0 + 30_000), []);
+    assert.ok(t.probed.liveness.some((at) => at >= t0 + 30_000));
+  });
+});
+
+describe('a probe longer than its period (time.Ticker keeps one pending tick)', () => {
+  it('runs the next probe as soon as the slow one returns, so the verdict is not a period late per probe', async () => {
+    const t = setup({ liveness: { ...withPaths(probe(1, 3), 'liveness'), timeoutSeconds: 3 } });
+    t.takes.liveness = 2_500;
+    t.health.liveness = { kind: 'failure', output: 'HTTP probe failed with statuscode: 500' };
+    t.show(pod('1', c1));
+    await t.runUntil(12_000, 500);
+    assert.deepEqual(t.probed.liveness.slice(0, 3).map((at) => at - t0), [2_500, 5_000, 7_500], 'probe completions');
+    assert.deepEqual(t.transitions('liveness'), ['null->success:initial@0', 'success->failure:probe@7500']);
   });
 });
 
