@@ -182,7 +182,7 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
       { default: d.timeoutSeconds, minimum: 1, maximum: tl.timeoutSeconds },
     ),
     periodSeconds: int32(
-      `Seconds from the end of one probe to the start of the next. Minimum 1, maximum ${tl.periodSeconds} (one hour; core/v1 accepts any int32).`,
+      `How often to probe, in seconds: probes start on a ticker of this period, as the kubelet's do (a probe that outlasts the period is followed at once by the next). Minimum 1, maximum ${tl.periodSeconds} (one hour; core/v1 accepts any int32).`,
       { default: d.periodSeconds, minimum: 1, maximum: tl.periodSeconds },
     ),
     successThreshold: int32(
