@@ -1,9 +1,9 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
-import type { Outcome } from '../probing/index.ts';
+import type { Outcome, PassResult } from '../probing/index.ts';
 import { errored, probeWithRetries } from '../probing/index.ts';
 import { thresholdsOf } from '../policy/index.ts';
-import { containerStarted, createTarget, decide, instanceOf, record, reconfigure } from '../results/index.ts';
+import { containerStarted, createTarget, decide, instanceOf, record, reconfigure, restartGracePeriodMs } from '../results/index.ts';
 import type { ContainerView, TargetState, TargetView, Transition } from '../results/index.ts';
 import type { AddressGuard, ProbeRequest, TargetPlan } from '../targets/index.ts';
 import { buildRequest } from '../targets/index.ts';
@@ -45,13 +45,21 @@ export function containerView(pod: Pod, name: string): ContainerView | undefined
   };
 }
 
-export function newTarget(plan: TargetPlan, seedTrue: boolean): Target {
+/**
+ * A new target. `seedTrue` (its gate condition is already True: this replica
+ * restarted or gained the pod) keeps that True (design rule 5) only for a
+ * container that was running since `restartGracePeriodMs` before `now`, the
+ * kubelet's restart rule (§3.9): a container started later may never have
+ * been probed by the previous owner, so it starts not ready, as it would
+ * under a restarted kubelet (ADR 0009-lifecycle-ticker-and-restart-rule).
+ */
+export function newTarget(plan: TargetPlan, seedTrue: boolean, now: number): Target {
   return {
     plan,
     lastFailure: '',
     state: createTarget(
       { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },
-      { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success' } : undefined },
+      { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success', startedBefore: now - restartGracePeriodMs } : undefined },
     ),
   };
 }
@@ -66,13 +74,15 @@ export function replan(target: Target, plan: TargetPlan): void {
  * One pass of one target: decide (kubelet steps 1–9, with startup gating from
  * the sibling startup target), probe with up to 3 attempts on error, record
  * (steps 11–13). Transitions go to the hooks; the pass itself never throws.
+ * Returns the end of the initial delay when the pass skipped for it, so the
+ * first probe runs exactly then (§3.10).
  */
 export async function runPass(
   target: Target,
   deps: { readonly clock: Clock; readonly probers: Probers; readonly guard: AddressGuard; readonly hooks: PassHooks },
   lookup: { readonly pod: (key: string) => Pod | undefined; readonly startupOf: (target: Target) => TargetState | null },
   signal: AbortSignal,
-): Promise<void> {
+): Promise<PassResult> {
   const pod = lookup.pod(target.plan.podKey);
   const container = pod === undefined ? undefined : containerView(pod, target.plan.container);
   const view: TargetView = {
@@ -85,17 +95,18 @@ export async function runPass(
   if (decision.emitted !== null && pod !== undefined) deps.hooks.onTransition(target, pod, decision.emitted);
   if (decision.action === 'stop') {
     deps.hooks.onStop(target);
-    return;
+    return {};
   }
-  if (decision.action !== 'probe' || pod === undefined) return;
+  if (decision.action !== 'probe' || pod === undefined) return decision.wakeAt === null ? {} : { nextDueAt: decision.wakeAt };
   const instance = instanceOf(container) ?? undefined;
   const started = deps.clock.now();
   const outcome = await probeWithRetries(() => probeOnce(target, pod, deps, signal), signal);
-  if (signal.aborted) return; // removed, replaced or stopping: a stale result is never recorded
+  if (signal.aborted) return {}; // removed, replaced or stopping: a stale result is never recorded
   deps.hooks.onProbe(target, pod, outcome, deps.clock.now() - started);
   const recorded = record(target.state, outcome, deps.clock.now(), instance);
   target.state = recorded.state;
   if (recorded.emitted !== null) deps.hooks.onTransition(target, pod, recorded.emitted);
+  return {};
 }
 
 async function probeOnce(target: Target, pod: Pod, deps: { readonly probers: Probers; readonly guard: AddressGuard }, signal: AbortSignal): Promise<Outcome> {

@@ -1,7 +1,7 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
-import type { Scheduler } from '../probing/index.ts';
+import type { PassResult, Scheduler } from '../probing/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, selects } from '../targets/index.ts';
@@ -251,7 +251,7 @@ export class TargetSet {
     const existing = this.#targets.get(plan.key);
     if (existing === undefined) {
       const seedTrue = plan.conditionType !== undefined && gateStatus(pod, plan.conditionType) === 'True';
-      const target = newTarget(plan, seedTrue);
+      const target = newTarget(plan, seedTrue, this.#d.clock.now());
       this.#targets.set(plan.key, target);
       let keys = this.#byPod.get(plan.podUid);
       if (keys === undefined) this.#byPod.set(plan.podUid, (keys = new Set()));
@@ -263,29 +263,32 @@ export class TargetSet {
       replan(existing, plan);
       this.#schedule(existing, pod);
     } else if (old !== undefined && containerSignature(old, plan.container) !== containerSignature(pod, plan.container)) {
-      // A new instance or a change of started/running: probe now (§3.6 improvement),
-      // or at startedAt + initialDelay for a fresh instance.
-      this.#schedule(existing, pod);
+      // A new instance or a change of started/running: a pass now, as the
+      // kubelet's next tick would see it (§3.2 step 4): a new instance gets
+      // its initial value and loses the old one's hold at once, before the
+      // initial delay, which the pass then waits out (§3.6 improvement: the
+      // probe itself runs now when no delay is left).
+      this.#schedule(existing, pod, this.#d.clock.now());
     }
   }
 
-  #schedule(target: Target, pod: Pod): void {
+  #schedule(target: Target, pod: Pod, at?: number): void {
     const { clock, scheduler } = this.#d;
     const periodMs = target.plan.probe.periodSeconds * 1000;
     const startedAt = pod.containerStatuses.find((c) => c.name === target.plan.container)?.startedAt;
-    const firstDueAt = startedAt === undefined ? clock.now() : startedAt + target.plan.probe.initialDelaySeconds * 1000;
+    const firstDueAt = at ?? (startedAt === undefined ? clock.now() : startedAt + target.plan.probe.initialDelaySeconds * 1000);
     scheduler.upsert({
       key: target.plan.key,
       periodMs,
       firstDueAt,
-      jitter: clock.now() - this.#d.processStart < periodMs && firstDueAt <= clock.now(),
+      jitter: at === undefined && clock.now() - this.#d.processStart < periodMs && firstDueAt <= clock.now(),
       share: { namespace: pod.namespace, policy: target.plan.policy },
       run: (signal) => this.#pass(target, signal),
     });
   }
 
-  async #pass(target: Target, signal: AbortSignal): Promise<void> {
-    await runPass(
+  async #pass(target: Target, signal: AbortSignal): Promise<PassResult> {
+    const result = await runPass(
       target,
       {
         clock: this.#d.clock,
@@ -311,6 +314,7 @@ export class TargetSet {
       signal,
     );
     if (!signal.aborted && target.plan.kind === 'readiness') this.#repairGate(target);
+    return result;
   }
 
   /**
@@ -349,6 +353,7 @@ export class TargetSet {
       this.#readinessTransition(target, pod, transition, observe);
       return;
     }
+    if (target.plan.kind === 'startup' && transition.to === 'success') this.#startedNow(target);
     if (transition.to !== 'failure' || transition.cause !== 'probe' || transition.instance === null) return;
     this.#d.remediate({
       policy: target.plan.policy,
@@ -361,6 +366,17 @@ export class TargetSet {
       gracePeriodSeconds: target.plan.probe.terminationGracePeriodSeconds,
       settleMs: (target.plan.probe.periodSeconds + target.plan.probe.timeoutSeconds) * 1000,
     });
+  }
+
+  /**
+   * The container became started by this startup target's Success: its
+   * readiness target, armed while it waited (`probeNowArmed`), probes at once
+   * instead of on its period, as the kubelet's status sync triggers the
+   * readiness worker (§3.6). Liveness keeps its period, as in the kubelet.
+   */
+  #startedNow(startup: Target): void {
+    const key = `${startup.plan.policy}/${startup.plan.podUid}/${startup.plan.container}/readiness`;
+    if (this.#targets.get(key)?.state.probeNowArmed === true) this.#d.scheduler.trigger(key);
   }
 
   #readinessTransition(target: Target, pod: Pod, transition: Transition, observe: boolean): void {

@@ -2,7 +2,7 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Clock, Random } from '../kernel/index.ts';
 import type { KubeConnection } from './config.ts';
-import { KubeApiError, codeForStatus, parseRetryAfter } from './errors.ts';
+import { KubeApiError, codeForStatus, parseRetryAfter, statusCauses } from './errors.ts';
 import { TokenBucket, backoffDelay } from './rate-limiter.ts';
 
 export type PatchType = 'strategic' | 'merge' | 'json';
@@ -204,7 +204,7 @@ export function resourceOf(path: string): string {
 
 async function toError(response: Dispatcher.ResponseData): Promise<KubeApiError> {
   const text = await response.body.text().catch(() => '');
-  let status: { reason?: string; message?: string } = {};
+  let status: { reason?: string; message?: string; details?: unknown } = {};
   try {
     status = JSON.parse(text) as typeof status;
   } catch {
@@ -215,6 +215,7 @@ async function toError(response: Dispatcher.ResponseData): Promise<KubeApiError>
     status: response.statusCode,
     reason: status.reason ?? '',
     message: status.message ?? (text.slice(0, 500) || `HTTP ${response.statusCode}`),
+    causes: statusCauses(status.details),
     ...(() => {
       const ms = parseRetryAfter(response.headers['retry-after']);
       return ms === undefined ? {} : { retryAfterMs: ms };

@@ -20,6 +20,24 @@ export const kubeErrorCodes = [
 ] as const;
 export type KubeErrorCode = (typeof kubeErrorCodes)[number];
 
+/** One field error of a Status (`details.causes[]`), e.g. `{reason: 'FieldValueInvalid', field: 'metadata.uid'}`. */
+export interface StatusCause {
+  readonly reason: string;
+  readonly field: string;
+  readonly message: string;
+}
+
+/** The causes of a Status object as the API server sends them (any missing part is `''`). */
+export function statusCauses(details: unknown): StatusCause[] {
+  const causes = (details as { causes?: unknown } | null | undefined)?.causes;
+  if (!Array.isArray(causes)) return [];
+  return causes.map((c: unknown) => {
+    const o = (typeof c === 'object' && c !== null ? c : {}) as Record<string, unknown>;
+    const text = (k: string): string => (typeof o[k] === 'string' ? o[k] : '');
+    return { reason: text('reason'), field: text('field'), message: text('message') };
+  });
+}
+
 export class KubeApiError extends Error {
   override readonly name = 'KubeApiError';
   readonly code: KubeErrorCode;
@@ -27,13 +45,24 @@ export class KubeApiError extends Error {
   /** The Status object's `reason`, e.g. `AlreadyExists`, `Expired`. */
   readonly reason: string;
   readonly retryAfterMs: number | undefined;
+  /** The Status object's `details.causes` (field errors of a 422), `[]` when none. */
+  readonly causes: readonly StatusCause[];
 
-  constructor(init: { code: KubeErrorCode; status: number; reason: string; message: string; retryAfterMs?: number; cause?: unknown }) {
+  constructor(init: {
+    code: KubeErrorCode;
+    status: number;
+    reason: string;
+    message: string;
+    retryAfterMs?: number;
+    causes?: readonly StatusCause[];
+    cause?: unknown;
+  }) {
     super(init.message, { cause: init.cause });
     this.code = init.code;
     this.status = init.status;
     this.reason = init.reason;
     this.retryAfterMs = init.retryAfterMs;
+    this.causes = init.causes ?? [];
   }
 
   get retryable(): boolean {

@@ -53,6 +53,12 @@ export interface Pod {
   readonly terminationGracePeriodSeconds: number;
   readonly readinessGates: readonly string[];
   readonly containers: readonly PodContainer[];
+  /**
+   * Names of the plain (not restartable) init containers, which may carry no
+   * probes; they are not in `containers`.
+   * @default undefined (none)
+   */
+  readonly plainInitContainers?: readonly string[] | undefined;
   readonly containerStatuses: readonly PodContainerStatus[];
   readonly conditions: readonly PodCondition[];
 }
@@ -128,8 +134,12 @@ function condition(v: unknown): PodCondition {
   };
 }
 
-function specPart(spec: Readonly<Record<string, unknown>>): Pick<Pod, 'nodeName' | 'hostNetwork' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers'> {
-  const sidecars = list(spec['initContainers']).filter((c) => rec(c)['restartPolicy'] === 'Always');
+function specPart(
+  spec: Readonly<Record<string, unknown>>,
+): Pick<Pod, 'nodeName' | 'hostNetwork' | 'restartPolicy' | 'terminationGracePeriodSeconds' | 'readinessGates' | 'containers' | 'plainInitContainers'> {
+  const inits = list(spec['initContainers']);
+  const sidecars = inits.filter((c) => rec(c)['restartPolicy'] === 'Always');
+  const plain = inits.filter((c) => rec(c)['restartPolicy'] !== 'Always').map((c) => str(rec(c)['name']) ?? '');
   return {
     nodeName: str(spec['nodeName']),
     hostNetwork: spec['hostNetwork'] === true,
@@ -137,6 +147,7 @@ function specPart(spec: Readonly<Record<string, unknown>>): Pick<Pod, 'nodeName'
     terminationGracePeriodSeconds: num(spec['terminationGracePeriodSeconds']) ?? 30,
     readinessGates: list(spec['readinessGates']).map((g) => str(rec(g)['conditionType']) ?? '').filter((t) => t !== ''),
     containers: [...sidecars.map((c) => container(c, true)), ...list(spec['containers']).map((c) => container(c, false))],
+    plainInitContainers: plain,
   };
 }
 

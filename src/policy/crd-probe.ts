@@ -182,7 +182,7 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
       { default: d.timeoutSeconds, minimum: 1, maximum: tl.timeoutSeconds },
     ),
     periodSeconds: int32(
-      `Seconds from the end of one probe to the start of the next. Minimum 1, maximum ${tl.periodSeconds} (one hour; core/v1 accepts any int32).`,
+      `How often to probe, in seconds: probes start on a ticker of this period, as the kubelet's do (a probe that outlasts the period is followed at once by the next). Minimum 1, maximum ${tl.periodSeconds} (one hour; core/v1 accepts any int32).`,
       { default: d.periodSeconds, minimum: 1, maximum: tl.periodSeconds },
     ),
     successThreshold: int32(
@@ -194,9 +194,13 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
       minimum: 1,
       maximum: int32Max,
     }),
-    terminationGracePeriodSeconds: int64(
-      `Grace period in seconds for the eviction or deletion after a liveness or startup failure (floored at 2). Must be greater than 0 and at most ${tl.terminationGracePeriodSeconds} (core/v1 accepts any int64); not allowed on readiness probes. Default: the pod's spec.terminationGracePeriodSeconds.`,
-      { minimum: 1, maximum: tl.terminationGracePeriodSeconds },
+    terminationGracePeriodSeconds: withRules(
+      int64(
+        `Grace period in seconds for the eviction or deletion after a liveness or startup failure (floored at 2). Must be greater than 0 and at most ${tl.terminationGracePeriodSeconds} (core/v1 accepts any int64); not allowed on readiness probes. Default: the pod's spec.terminationGracePeriodSeconds.`,
+        { maximum: tl.terminationGracePeriodSeconds },
+      ),
+      // A CEL rule rather than `minimum: 1`, for the API server's Pod wording.
+      [{ rule: 'self > 0', message: messages.gracePeriodPositive }],
     ),
   };
   return withRules(
@@ -206,8 +210,14 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
     ),
     [
       {
-        rule: "(has(self.exec) ? 1 : 0) + (has(self.httpGet) ? 1 : 0) + (has(self.tcpSocket) ? 1 : 0) + (has(self.grpc) ? 1 : 0) == 1",
-        message: messages.handlerCount,
+        rule: 'has(self.exec) || has(self.httpGet) || has(self.tcpSocket) || has(self.grpc)',
+        message: messages.noHandler,
+        reason: 'FieldValueRequired',
+      },
+      {
+        rule: "(has(self.exec) ? 1 : 0) + (has(self.httpGet) ? 1 : 0) + (has(self.tcpSocket) ? 1 : 0) + (has(self.grpc) ? 1 : 0) <= 1",
+        message: messages.extraHandler,
+        reason: 'FieldValueForbidden',
       },
     ],
   );

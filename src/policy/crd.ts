@@ -69,7 +69,7 @@ const livenessSchema = withRules(
     },
     { required: ['probe'] },
   ),
-  [successThresholdRule(messages.successThresholdLiveness)],
+  [successThresholdRule(messages.successThresholdOne)],
 );
 
 const startupSchema = withRules(
@@ -78,7 +78,7 @@ const startupSchema = withRules(
     { container: containerSchema, probe: probeSchema('startup') },
     { required: ['probe'] },
   ),
-  [successThresholdRule(messages.successThresholdStartup)],
+  [successThresholdRule(messages.successThresholdOne)],
 );
 
 const remediationSchema = obj(

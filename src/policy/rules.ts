@@ -6,11 +6,15 @@
  */
 
 export const messages = {
-  handlerCount: 'must specify exactly one handler: exec, httpGet, tcpSocket or grpc',
+  // The next five are the API server's words for a Pod's probes
+  // (pkg/apis/core/validation: validateHandler, validateProbe,
+  // validateLivenessProbe/validateStartupProbe, validateReadinessProbe).
+  noHandler: 'must specify a handler type',
+  extraHandler: 'may not specify more than 1 handler type',
+  successThresholdOne: 'must be 1',
+  gracePeriodReadiness: 'must not be set for readinessProbes',
+  gracePeriodPositive: 'must be greater than 0',
   hostNotAllowed: "host is not allowed: outprobe always probes the pod's own IP (SSRF guard)",
-  successThresholdLiveness: 'successThreshold must be 1 for liveness probes',
-  successThresholdStartup: 'successThreshold must be 1 for startup probes',
-  gracePeriodReadiness: 'terminationGracePeriodSeconds must not be set for readiness probes',
   portNumber: 'port number must be between 1 and 65535, inclusive',
   portName:
     "port name must be an IANA_SVC_NAME: at most 15 characters of a-z, 0-9 and '-', " +

@@ -117,11 +117,19 @@ export const probeSchema = z
     periodSeconds: z.int().min(1).max(timingLimits.periodSeconds).default(probeDefaults.periodSeconds),
     successThreshold: z.int().min(1).max(int32Max).default(probeDefaults.successThreshold),
     failureThreshold: z.int().min(1).max(int32Max).default(probeDefaults.failureThreshold),
-    terminationGracePeriodSeconds: z.int().min(1).max(timingLimits.terminationGracePeriodSeconds).optional(),
+    terminationGracePeriodSeconds: z
+      .int()
+      .max(timingLimits.terminationGracePeriodSeconds)
+      .refine((v) => v > 0, { message: messages.gracePeriodPositive, ...coded('out_of_range') })
+      .optional(),
   })
   .superRefine((probe, ctx) => {
-    const count = handlerKeys.filter((key) => probe[key] !== undefined).length;
-    if (count !== 1) ctx.addIssue({ code: 'custom', message: messages.handlerCount, ...coded('handler_count') });
+    // As validateHandler: every handler after the first is reported on its own field.
+    const present = handlerKeys.filter((key) => probe[key] !== undefined);
+    if (present.length === 0) ctx.addIssue({ code: 'custom', message: messages.noHandler, ...coded('handler_count') });
+    for (const key of present.slice(1)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: messages.extraHandler, ...coded('handler_count') });
+    }
   });
 
 export type ParsedProbe = z.output<typeof probeSchema>;

@@ -47,12 +47,10 @@ const containerSchema = z
   .max(policyLimits.containerNameLength)
   .refine(isDnsLabel, { message: messages.container, ...coded('container_invalid') });
 
-function successThresholdIsOne(message: string) {
-  return (block: { readonly probe: { readonly successThreshold: number } }, ctx: z.RefinementCtx): void => {
-    if (block.probe.successThreshold !== 1) {
-      ctx.addIssue({ code: 'custom', path: ['probe', 'successThreshold'], message, ...coded('success_threshold_must_be_1') });
-    }
-  };
+function successThresholdIsOne(block: { readonly probe: { readonly successThreshold: number } }, ctx: z.RefinementCtx): void {
+  if (block.probe.successThreshold !== 1) {
+    ctx.addIssue({ code: 'custom', path: ['probe', 'successThreshold'], message: messages.successThresholdOne, ...coded('success_threshold_must_be_1') });
+  }
 }
 
 const readinessSchema = z
@@ -74,11 +72,11 @@ const livenessSchema = z
     container: containerSchema.optional(),
     probe: probeSchema,
   })
-  .superRefine(successThresholdIsOne(messages.successThresholdLiveness));
+  .superRefine(successThresholdIsOne);
 
 const startupSchema = z
   .object({ container: containerSchema.optional(), probe: probeSchema })
-  .superRefine(successThresholdIsOne(messages.successThresholdStartup));
+  .superRefine(successThresholdIsOne);
 
 const maxUnavailableSchema = z
   .custom<number | string>((v) => Number.isInteger(v) || typeof v === 'string', {

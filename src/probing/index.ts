@@ -17,5 +17,5 @@ export { joinHostPort } from './request.ts';
 export type { GrpcProbeRequest, HttpHeader, HttpProbeRequest, TcpProbeRequest } from './request.ts';
 export { maxProbeAttempts, probeWithRetries } from './retry.ts';
 export { Scheduler } from './scheduler/index.ts';
-export type { ScheduledTarget, SchedulerOptions, SchedulerStats, Share } from './scheduler/index.ts';
+export type { PassResult, ScheduledTarget, SchedulerOptions, SchedulerStats, Share } from './scheduler/index.ts';
 export { FairShare } from './scheduler/index.ts';

@@ -59,6 +59,12 @@ export interface Decision {
    * already started (the scheduler's first-probe rule covers new targets).
    */
   readonly probeNow: boolean;
+  /**
+   * For an `initial-delay` skip: when the delay ends (`startedAt +
+   * initialDelaySeconds`), so the caller runs the first probe then rather
+   * than a period later (§3.10 adopted); `null` otherwise.
+   */
+  readonly wakeAt: number | null;
 }
 
 /** One pass in progress: the value committed when it began, and the last write. */
@@ -95,7 +101,9 @@ function afterInstance(pass: Pass, pod: PodView, container: ContainerView, start
   if (pod.deletionTimestamp !== undefined && kind !== 'readiness') {
     return end(stop(write(pass, 'success', 'pod-deleting')), 'stop', 'pod-deleting');
   }
-  if (inInitialDelay(pass.state, container.startedAt, pass.now)) return end(pass, 'skip', 'initial-delay');
+  if (inInitialDelay(pass.state, container.startedAt, pass.now)) {
+    return { ...end(pass, 'skip', 'initial-delay'), wakeAt: delayEnd(pass.state, container.startedAt) };
+  }
   if (kind === 'startup') {
     // The startup target gates on its own result: the combined `started`
     // includes it. Normally unreachable (a committed startup result holds);
@@ -150,6 +158,11 @@ function inInitialDelay(state: TargetState, startedAt: number | undefined, now: 
   return Math.trunc((now - startedAt) / 1000) < state.config.initialDelaySeconds;
 }
 
+/** The first time step 8 lets a probe through: truncated whole seconds reach the delay exactly then. */
+function delayEnd(state: TargetState, startedAt: number | undefined): number | null {
+  return startedAt === undefined ? null : startedAt + state.config.initialDelaySeconds * 1000;
+}
+
 function write(pass: Pass, value: ProbeResult, cause: TransitionCause): Pass {
   return {
     ...pass,
@@ -171,5 +184,5 @@ function arm(pass: Pass): Pass {
 function end(pass: Pass, action: DecideAction, reason: DecideReason): Decision {
   const probeNow = action === 'probe' && pass.state.probeNowArmed;
   const state = probeNow ? { ...pass.state, probeNowArmed: false } : pass.state;
-  return { state, action, reason, emitted: transitionBetween(pass.before, state, pass.change), probeNow };
+  return { state, action, reason, emitted: transitionBetween(pass.before, state, pass.change), probeNow, wakeAt: null };
 }

@@ -15,7 +15,7 @@ export { confirmedResult, record, recordReasons } from './record.ts';
 export type { RecordReason, RecordResult } from './record.ts';
 export { initialResult, probeResults } from './result.ts';
 export type { CountedResult, ProbeResult } from './result.ts';
-export { createTarget, defaultTargetConfig, reconfigure, targetKeyString } from './target.ts';
+export { createTarget, defaultTargetConfig, reconfigure, restartGracePeriodMs, targetKeyString } from './target.ts';
 export type { CreateTargetOptions, ErrorStreak, Seed, TargetConfig, TargetKey, TargetState } from './target.ts';
 export { transitionCauses } from './transition.ts';
 export type { Transition, TransitionCause } from './transition.ts';

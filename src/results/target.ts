@@ -46,11 +46,19 @@ export interface Seed {
   readonly value: ProbeResult;
   /**
    * Honour the seed only if the first instance seen started before this time
-   * (ms). Pass process start − 10 000 to mirror `kubeletRestartGracePeriod`.
+   * (ms). Pass the time the prober began watching − `restartGracePeriodMs`
+   * to mirror the kubelet's restart rule.
    * @default undefined (honoured whatever the start time)
    */
   readonly startedBefore?: number | undefined;
 }
+
+/**
+ * The kubelet's `kubeletRestartGracePeriod` (prober_manager.go): a container
+ * that started less than this before the prober began watching it is treated
+ * as new after a restart, since the previous prober may never have probed it.
+ */
+export const restartGracePeriodMs = 10_000;
 
 /** The last run of errored attempts, kept so callers can surface it (§4 improvement). */
 export interface ErrorStreak {

@@ -39,6 +39,18 @@ function containerFor(pod: Pod, name: string | null): PodContainer | undefined {
 }
 
 /**
+ * Why a probe block has no container to target. A plain init container gets
+ * the API server's words for a probe on one (pkg/apis/core/validation).
+ */
+function missingContainer(kind: ProbeKind, name: string | null, pod: Pod, podKey: string): string {
+  const quoted = JSON.stringify(name ?? '(first)');
+  if (name !== null && (pod.plainInitContainers ?? []).includes(name)) {
+    return `${kind} probe: container ${quoted} of pod ${podKey}: may not be set for init containers without restartPolicy=Always`;
+  }
+  return `${kind} probe: container ${quoted} not found in pod ${podKey}`;
+}
+
+/**
  * The targets a policy gives a pod: one per probe block (readiness, liveness,
  * startup) whose container exists in the pod. A named container the pod
  * lacks is reported as an issue, not a target.
@@ -57,7 +69,7 @@ export function planTargets(policy: ProbePolicy, pod: Pod): { readonly targets: 
     if (block === null) continue;
     const container = containerFor(pod, block.container);
     if (container === undefined) {
-      issues.push({ policy: pk, podKey, message: `${kind} probe: container ${JSON.stringify(block.container ?? '(first)')} not found in pod ${podKey}` });
+      issues.push({ policy: pk, podKey, message: missingContainer(kind, block.container, pod, podKey) });
       continue;
     }
     targets.push({

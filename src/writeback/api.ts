@@ -23,10 +23,21 @@ export async function patchGateCondition(client: KubeClient, pod: PodRef, condit
     });
     return { resourceVersion: updated.metadata?.resourceVersion ?? '' };
   } catch (err: unknown) {
-    // 404: gone. 409: the uid guard refused (the name now belongs to another pod).
-    if (isKubeError(err, 'NotFound') || isKubeError(err, 'Conflict')) return 'gone';
+    if (isKubeError(err, 'NotFound') || uidRefused(err)) return 'gone';
     throw err;
   }
+}
+
+/**
+ * The name now belongs to another pod. Measured against kube-apiserver
+ * v1.37.2 (test/integration/gate-uid.test.ts): a patch whose metadata.uid is
+ * not the pod's is a 422 Invalid with the cause `metadata.uid: field is
+ * immutable`, not a 409; no retry can ever succeed. A 409 is kept for a
+ * server that checks the uid as a precondition instead.
+ */
+function uidRefused(err: unknown): boolean {
+  if (isKubeError(err, 'Conflict')) return true;
+  return isKubeError(err, 'Invalid') && err.causes.some((c) => c.field === 'metadata.uid');
 }
 
 export interface DisruptionTarget extends PodRef {

@@ -21,7 +21,8 @@ export interface PodRef {
 /**
  * Sends one condition with a UID guard. Resolves with the pod's
  * resourceVersion after the write when the server took it, 'gone' when the
- * pod no longer exists under that UID (404, or 409 from the uid guard);
+ * pod no longer exists under that UID (404, or the uid guard's 422 on
+ * `metadata.uid`);
  * throws on anything else (retried by the sweep).
  */
 export type GatePatch = (pod: PodRef, condition: GateCondition) => Promise<GatePatchResult>;

@@ -1,4 +1,4 @@
 export { Scheduler } from './scheduler.ts';
-export type { ScheduledTarget, SchedulerOptions, SchedulerStats } from './scheduler.ts';
+export type { PassResult, ScheduledTarget, SchedulerOptions, SchedulerStats } from './scheduler.ts';
 export { FairShare } from './fair-share.ts';
 export type { Admission, Share } from './fair-share.ts';

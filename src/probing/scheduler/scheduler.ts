@@ -25,8 +25,21 @@ export interface ScheduledTarget {
    * @default one share for every target without one
    */
   readonly share?: Share;
-  /** One pass (gating + probe + record). Must not throw; the signal aborts on remove/replace/stop. */
-  readonly run: (signal: AbortSignal) => Promise<void>;
+  /**
+   * One pass (gating + probe + record). Must not throw; the signal aborts on
+   * remove/replace/stop. It may say when the next pass is due instead of the
+   * next tick (e.g. the end of an initial delay).
+   */
+  readonly run: (signal: AbortSignal) => Promise<void> | Promise<PassResult>;
+}
+
+/** What a pass may tell the scheduler about the next one. */
+export interface PassResult {
+  /**
+   * Run the next pass at this time (ms; at once if already past) and phase
+   * the ticks from it, as a trigger does. @default the next tick
+   */
+  readonly nextDueAt?: number | undefined;
 }
 
 export interface SchedulerOptions {
@@ -63,6 +76,8 @@ interface Entry {
   readonly target: ScheduledTarget;
   generation: number;
   dueAt: number;
+  /** The ticker's phase: ticks fall at anchor + k·period (kubelet `time.Ticker`). */
+  anchor: number;
   running: AbortController | undefined;
   triggered: boolean;
 }
@@ -77,9 +92,13 @@ interface Job {
 const noShare: Share = { namespace: '', policy: '' };
 
 /**
- * Runs every target once per period: the next pass is due one period after
- * the previous one *completed* (the mutable worker's rule), so one target
- * never has two passes at once, and a slow target does not pile up. One
+ * Runs every target once per period on a ticker, as the kubelet's legacy
+ * worker does (`time.Ticker`, kubelet-probes.md §3.8; ADR 0009-lifecycle-ticker-and-restart-rule):
+ * ticks fall at anchor + k·period, where the anchor is the first pass (or
+ * the last trigger, or a time a pass asked for); a pass that outlives one or
+ * more ticks is followed at once by one more pass (Go keeps one pending tick
+ * and drops the rest), otherwise the next pass waits for the next tick. One
+ * target never has two passes at once, and a slow target does not pile up. One
  * FairShare pool bounds concurrency across all targets and admits due passes
  * fairly between namespaces and policies. Time comes from the injected
  * clock; `step()` does one round of dispatching and is what tests drive.
@@ -113,7 +132,8 @@ export class Scheduler {
     this.remove(target.key);
     const now = this.#clock.now();
     const jitter = target.jitter === true ? Math.floor(this.#random() * target.periodMs) : 0;
-    const entry: Entry = { target, generation: 0, dueAt: Math.max(target.firstDueAt, now + jitter), running: undefined, triggered: false };
+    const dueAt = Math.max(target.firstDueAt, now + jitter);
+    const entry: Entry = { target, generation: 0, dueAt, anchor: dueAt, running: undefined, triggered: false };
     this.#entries.set(target.key, entry);
     this.#schedule(entry, entry.dueAt);
   }
@@ -132,12 +152,19 @@ export class Scheduler {
     return this.#entries.has(key);
   }
 
-  /** Runs a pass as soon as possible (or right after the in-flight one); the period restarts from it. */
+  /**
+   * Runs a pass as soon as possible (or right after the in-flight one); the
+   * ticks restart from it (the kubelet resets its ticker on a manual trigger).
+   */
   trigger(key: string): void {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
-    if (entry.running === undefined) this.#schedule(entry, this.#clock.now());
-    else entry.triggered = true;
+    if (entry.running !== undefined) {
+      entry.triggered = true;
+      return;
+    }
+    entry.anchor = this.#clock.now();
+    this.#schedule(entry, entry.anchor);
   }
 
   /** Hands every due target to the pool, starts what it admits; returns when the next one is due. */
@@ -237,25 +264,44 @@ export class Scheduler {
     const lagMs = this.#clock.now() - dueAt;
     this.#lastLagMs = lagMs;
     this.#onPassStart?.(entry.target.share ?? noShare, lagMs);
+    let asked: number | undefined;
     try {
-      await entry.target.run(controller.signal);
+      const result: PassResult | undefined = (await entry.target.run(controller.signal)) ?? undefined;
+      asked = result?.nextDueAt;
     } catch (error: unknown) {
       this.#onPassError(entry.target.key, error);
     } finally {
       this.#pool.done(admitted.slot);
-      this.#complete(entry, controller);
+      this.#complete(entry, controller, dueAt, asked);
       this.#pump();
     }
   }
 
-  #complete(entry: Entry, controller: AbortController): void {
+  #complete(entry: Entry, controller: AbortController, dueAt: number, asked: number | undefined): void {
     if (entry.running !== controller) return;
     entry.running = undefined;
     if (entry.generation < 0) return; // removed while running
     const now = this.#clock.now();
-    // A trigger that arrived during the pass runs right after it (the kubelet's
-    // capacity-1 trigger channel); otherwise the next pass is one period away.
-    this.#schedule(entry, entry.triggered ? now : now + entry.target.periodMs);
-    entry.triggered = false;
+    if (entry.triggered || asked !== undefined) {
+      // A trigger that arrived during the pass runs right after it (the
+      // kubelet's capacity-1 trigger channel); a time the pass asked for wins
+      // otherwise. Either restarts the ticks.
+      entry.anchor = entry.triggered ? now : Math.max(now, asked ?? now);
+      entry.triggered = false;
+      this.#schedule(entry, entry.anchor);
+      return;
+    }
+    this.#schedule(entry, nextTick(entry.anchor, entry.target.periodMs, dueAt, now));
   }
+}
+
+/**
+ * When a ticker phased at `anchor` next lets a pass through that was due at
+ * `dueAt` and completed at `now`: at once if a tick fell after the pass was
+ * due (Go's ticker keeps one pending tick), else at the next tick.
+ */
+function nextTick(anchor: number, periodMs: number, dueAt: number, now: number): number {
+  if (periodMs <= 0) return now;
+  const lastTick = anchor + Math.floor((now - anchor) / periodMs) * periodMs;
+  return lastTick > dueAt ? now : lastTick + periodMs;
 }

@@ -9,4 +9,14 @@ describe('projectPod', () => {
     assert.equal(projectPod(raw(false)).hostNetwork, false);
     assert.equal(projectPod(raw()).hostNetwork, false);
   });
+
+  it('lists plain init containers apart from sidecars (which may carry probes)', () => {
+    const pod = projectPod({
+      metadata: { uid: 'u', name: 'p', namespace: 'n' },
+      spec: { initContainers: [{ name: 'migrate' }, { name: 'proxy', restartPolicy: 'Always' }], containers: [{ name: 'c' }] },
+      status: {},
+    });
+    assert.deepEqual(pod.plainInitContainers, ['migrate']);
+    assert.deepEqual(pod.containers.map((c) => [c.name, c.sidecar]), [['proxy', true], ['c', false]]);
+  });
 });

@@ -195,6 +195,25 @@ void describe('validatePolicy: reporting', () => {
     ]);
   });
 
+  void it("uses the API server's words and field paths for a Pod's probe mistakes (pkg/apis/core/validation)", () => {
+    const probeIssues = (spec: Record<string, unknown>): string[] =>
+      issuesOf(validatePolicy({ metadata: { name: 'x' }, spec: { selector: {}, ...spec } }, noExec)).map((i) => `${i.code} ${formatIssue(i)}`);
+    assert.deepEqual(probeIssues({ readiness: { probe: { httpGet: { port: 80 }, tcpSocket: { port: 80 }, grpc: { port: 80 } } } }), [
+      'handler_count spec.readiness.probe.tcpSocket: may not specify more than 1 handler type',
+      'handler_count spec.readiness.probe.grpc: may not specify more than 1 handler type',
+    ]);
+    assert.deepEqual(probeIssues({ readiness: { probe: { periodSeconds: 5 } } }), ['handler_count spec.readiness.probe: must specify a handler type']);
+    assert.deepEqual(probeIssues({ liveness: { probe: { tcpSocket: { port: 80 }, terminationGracePeriodSeconds: 0 } } }), [
+      'out_of_range spec.liveness.probe.terminationGracePeriodSeconds: must be greater than 0',
+    ]);
+    assert.deepEqual(probeIssues({ startup: { probe: { tcpSocket: { port: 80 }, successThreshold: 2 } } }), [
+      'success_threshold_must_be_1 spec.startup.probe.successThreshold: must be 1',
+    ]);
+    assert.deepEqual(probeIssues({ readiness: { probe: { tcpSocket: { port: 80 }, terminationGracePeriodSeconds: 5 } } }), [
+      'grace_period_not_allowed spec.readiness.probe.terminationGracePeriodSeconds: must not be set for readinessProbes',
+    ]);
+  });
+
   void it('formats an issue the way the API server prints a field error', () => {
     const issue = { code: 'port_invalid', path: ['spec', 'selector', 'matchExpressions', 0, 'values'], message: 'm' } as const;
     assert.equal(formatIssue(issue), 'spec.selector.matchExpressions[0].values: m');

@@ -57,7 +57,7 @@ describe('Scheduler', () => {
     assert.deepEqual(rec.runs, [5_000]);
   });
 
-  it('schedules the next pass one period after the previous pass completed', async () => {
+  it('runs passes on ticks of one period from the first pass, whatever each pass takes (time.Ticker)', async () => {
     const { clock, scheduler } = setup();
     const runs: number[] = [];
     scheduler.upsert({
@@ -70,7 +70,43 @@ describe('Scheduler', () => {
       },
     });
     await runUntil(clock, scheduler, 4_000);
-    assert.deepEqual(runs, [0, 1_300, 2_600, 3_900]);
+    assert.deepEqual(runs, [0, 1_000, 2_000, 3_000, 4_000]);
+  });
+
+  it('a pass longer than the period is followed at once by one more, then the ticks resume in phase (as measured on Go 1.26)', async () => {
+    // Measured with a real time.Ticker (100 ms, work 250/30/30/130/30 ms):
+    // passes at 0, 250, 300, 400, 530. Scaled ×10 here.
+    const { clock, scheduler } = setup();
+    const runs: number[] = [];
+    const work = [2_500, 300, 300, 1_300, 300, 300];
+    scheduler.upsert({
+      key: 'long',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: async () => {
+        const ms = work[runs.length] ?? 300;
+        runs.push(clock.now());
+        await clock.sleepUntil(clock.now() + ms);
+      },
+    });
+    await runUntil(clock, scheduler, 6_000);
+    assert.deepEqual(runs, [0, 2_500, 3_000, 4_000, 5_300, 6_000]);
+  });
+
+  it('a pass that asks for a time runs the next one then and phases the ticks from it', async () => {
+    const { clock, scheduler } = setup();
+    const runs: number[] = [];
+    scheduler.upsert({
+      key: 'delayed',
+      periodMs: 10_000,
+      firstDueAt: 0,
+      run: () => {
+        runs.push(clock.now());
+        return Promise.resolve(runs.length === 1 ? { nextDueAt: 3_500 } : {});
+      },
+    });
+    await runUntil(clock, scheduler, 24_000);
+    assert.deepEqual(runs, [0, 3_500, 13_500, 23_500]);
   });
 
   it('never runs two passes of one target at once, however late it is', async () => {

@@ -84,6 +84,12 @@ describe('planTargets', () => {
     assert.equal(targets.length, 0);
     assert.match(issues[0]?.message ?? '', /container "missing" not found in pod shop\/web-1/);
   });
+  it("says what the API server says for a probe on a plain init container, not 'not found'", () => {
+    const p = policy({ readiness: { conditionType: 'outprobe.io/web', container: 'migrate', probe: probe({ type: 'tcpSocket', port: 1 }) } });
+    const { targets, issues } = planTargets(p, pod({ plainInitContainers: ['migrate'] }));
+    assert.equal(targets.length, 0);
+    assert.equal(issues[0]?.message, 'readiness probe: container "migrate" of pod shop/web-1: may not be set for init containers without restartPolicy=Always');
+  });
 });
 
 describe('buildRequest', () => {
