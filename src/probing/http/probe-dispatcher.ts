@@ -7,8 +7,8 @@ import type { ResponseHead } from './response-parser.ts';
 
 /**
  * An undici Dispatcher specialised for probes: one fresh connection per
- * request, HTTP/1.1, `Connection: close`, no pooling, no proxy, TLS without
- * verification and without SNI (the target is always an IP), request bytes
+ * request, HTTP/1.1, the caller's request line and header lines written as
+ * given (byte strings: Latin-1), no pooling, no proxy, TLS without verification and without SNI (the target is always an IP), request bytes
  * written in one syscall. It implements only what probes use (GET without a
  * body) and the v2 handler API (onRequestStart, onResponseStart, ...), so the
  * prober code runs unchanged on an undici Agent too (see ADR 0001).
@@ -134,7 +134,12 @@ class Exchange implements Dispatcher.DispatchController {
       this.fail(new Error(invalid));
       return;
     }
-    const request = serializeRequest(this.#options.method, this.#options.path, pairs, this.#options.reset === true);
+    // The path goes out raw (Go sends a query's spaces as written), but never a line break.
+    if (/[\r\n\0]/.test(this.#options.path)) {
+      this.fail(new Error('net/http: invalid request path'));
+      return;
+    }
+    const request = serializeRequest(this.#options.method, this.#options.path, pairs);
     const socket = https
       ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
       : net.connect({ host, port });
@@ -192,10 +197,13 @@ function headerPairs(headers: Dispatcher.DispatchOptions['headers']): [string, s
   return pairs;
 }
 
-/** The request head in one string; probes never send a body. */
-function serializeRequest(method: string, path: string, headers: readonly (readonly [string, string])[], close: boolean): string {
+/**
+ * The request head in one buffer; probes never send a body. Path and headers
+ * are byte strings (one char per byte) and are written as given, in order:
+ * the caller owns every line, `Connection: close` included.
+ */
+function serializeRequest(method: string, path: string, headers: readonly (readonly [string, string])[]): Buffer {
   let head = `${method} ${path} HTTP/1.1\r\n`;
   for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
-  if (close) head += 'connection: close\r\n';
-  return `${head}\r\n`;
+  return Buffer.from(`${head}\r\n`, 'latin1');
 }

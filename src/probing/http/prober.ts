@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { setLongTimeout } from '../../kernel/index.ts';
 import { errored, failure, success, warning } from '../outcome.ts';
@@ -6,14 +7,15 @@ import type { HttpProbeRequest } from '../request.ts';
 import { joinHostPort } from '../request.ts';
 import { exchange } from './exchange.ts';
 import type { HopResult } from './exchange.ts';
-import { buildHeaders } from './headers.ts';
+import { buildHeaders, headerLines } from './headers.ts';
 import type { BuiltHeaders } from './headers.ts';
 import { ProbeDispatcher } from './probe-dispatcher.ts';
 import { firstHop, hopRequest, isFollowedRedirect, nextHop } from './redirect.ts';
 import type { Hop, NextHop } from './redirect.ts';
 import { describeTransportError } from './transport-error.ts';
-import { probeUrl, probeUrlString } from './url.ts';
+import { kubeletUrl } from './url.ts';
 import type { ProbeUrl } from './url.ts';
+import { fromBytes } from './go-url-escape.ts';
 
 /** The kubelet reads at most this much of a probe response body (maxRespBodyLength). */
 export const maxBodyBytes = 10 * 1024;
@@ -65,22 +67,27 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
 }
 
 async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbeRequest, signal: AbortSignal): Promise<Outcome> {
-  const first = probeUrl(req.scheme, req.ip, req.port, req.path);
+  const first = kubeletUrl(req.scheme, req.ip, req.port, req.path);
+  // http.NewRequest refused the URL: the kubelet's prober returns an error.
+  if (!first.ok) return errored(first.error);
+  let hop = firstHop(first.url, headers.host);
   // Go's transport refuses the request before dialling (client.Do fails: a Failure).
-  if (headers.invalid !== undefined) return failure(`Get ${JSON.stringify(probeUrlString(first))}: ${headers.invalid}`);
-  let hop = firstHop(first, headers.host);
-  let url = first;
+  if (headers.invalid !== undefined) return failure(`Get ${JSON.stringify(hop.display)}: ${headers.invalid}`);
+  let request = hopRequest(hop);
+  if (!request.ok) return failure(`Get ${JSON.stringify(hop.display)}: ${request.error}`);
+  let url = request.url;
+  const firstHostname = url.hostname;
   for (let via = 0; ; via++) {
     const refused = req.checkHop?.(url.hostname, url.port);
     if (refused !== undefined) return errored(`Get ${JSON.stringify(hop.display)}: not connected: ${refused}`);
     const current = hop;
     // The same decision at head time (skip the body of a followed redirect) and after.
     const decide = (code: number, location: string | undefined): NextHop | undefined =>
-      isFollowedRedirect(code, location) ? nextHop(current, first.hostname, location) : undefined;
+      isFollowedRedirect(code, location) ? nextHop(current, firstHostname, location, code) : undefined;
     const result = await exchange(dispatcher, {
       url,
-      host: hop.hostOverride ?? hop.url.host,
-      headers: headers.list,
+      host: hostHeader(hop.hostOverride ?? hop.url.host),
+      headers: headerLines(headers, { referer: hop.referer, user: hop.url.user, bodyHeaders: hop.bodyHeaders }),
       signal,
       bodyLimit: maxBodyBytes,
       wantBody: (code, location) => (decide(code, location)?.kind ?? 'stop') === 'stop',
@@ -92,11 +99,24 @@ async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbe
     // Go's CheckRedirect sees every request made so far (via, with the
     // original): the 10th redirect response is refused, so 9 are followed.
     if (via + 1 >= maxRedirects) return failure(`Get ${JSON.stringify(result.location)}: stopped after ${maxRedirects} redirects`);
-    const request = hopRequest(next.hop);
+    request = hopRequest(next.hop);
     if (!request.ok) return failure(`Get ${JSON.stringify(next.hop.display)}: ${request.error}`);
     hop = next.hop;
     url = request.url;
   }
+}
+
+/**
+ * Request.write's Host value: httpguts.PunycodeHostPort of req.Host (or the
+ * URL's host), so a non-ASCII Host override goes out as IDNA (`xn--...`).
+ */
+function hostHeader(host: string): string {
+  if (!/[^ -~]/.test(host)) return host;
+  const text = fromBytes(host);
+  const colon = text.lastIndexOf(':');
+  const [name, port] = colon >= 0 && !text.slice(0, colon).includes(':') ? [text.slice(0, colon), text.slice(colon)] : [text, ''];
+  const ascii = domainToASCII(name);
+  return ascii === '' ? host : `${ascii}${port}`;
 }
 
 /** pkg/probe/http DoHTTPProbe: the status decides; 2xx success, 3xx warning, else failure. */
