@@ -14,7 +14,7 @@ import type { Listening } from '../../support/loopback.ts';
  * made by NewRequestForHTTPGetAction as pkg/kubelet/prober makes it) sent to
  * a recording server that behaves exactly like the one below: every request
  * head is recorded raw, and the n-th request of a case gets `responses[n]`
- * (`<3xx> <Location>`) or else `200 ok`. Paths with spaces, non-ASCII and
+ * (`<3xx> <Location>`, or `close`: no answer) or else `200 ok`. Paths with spaces, non-ASCII and
  * bad `%` escapes, fragments, `?`, `//x`, scheme-looking paths, header order
  * and overrides, Host, Connection, Referer and Location userinfo are covered.
  */
@@ -49,7 +49,9 @@ describe('request heads are the kubelet\'s, byte for byte', () => {
       // Recorded as UTF-8, as the fixture (a Go string marshalled to JSON) holds it.
       const n = heads.push(buffer.subarray(0, end + 4).toString('utf8')) - 1;
       const response = script[n] ?? '200';
-      if (response.startsWith('3')) {
+      if (response === 'close') {
+        socket.end();
+      } else if (response.startsWith('3')) {
         const [code = '', location = ''] = response.split(/ (.*)/s);
         socket.end(Buffer.from(`HTTP/1.1 ${code} Moved\r\nLocation: ${ports(location)}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`, 'utf8'));
       } else {
