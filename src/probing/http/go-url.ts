@@ -232,42 +232,49 @@ export function requestUri(url: GoUrl): string {
 
 /** URL.String. */
 export function goUrlString(url: GoUrl): string {
-  return urlText(url, false);
+  return urlText(url);
 }
 
-/** stripPassword(u): URL.String with a password shown as `***`, as net/http's errors print a URL. */
+/**
+ * net/http stripPassword(u), as its errors print a URL: URL.String with the
+ * first `<userinfo>@` replaced by the *unescaped* username and `:***@`
+ * when a password is set.
+ */
 export function displayGoUrl(url: GoUrl): string {
-  return urlText(url, true);
+  const text = urlText(url);
+  const user = url.user;
+  if (user?.password === undefined) return text;
+  return text.replace(`${userinfoText(user)}@`, `${user.username}:***@`);
 }
 
 /** Userinfo.String: the escaped `user[:password]` (what refererForURL strips, with its `@`). */
-export function userinfoText(user: NonNullable<GoUrl['user']>, maskPassword = false): string {
-  const password = user.password === undefined ? '' : `:${maskPassword ? '***' : escape(user.password, 'userPassword')}`;
+export function userinfoText(user: NonNullable<GoUrl['user']>): string {
+  const password = user.password === undefined ? '' : `:${escape(user.password, 'userPassword')}`;
   return `${escape(user.username, 'userPassword')}${password}`;
 }
 
-function urlText(url: GoUrl, maskPassword: boolean): string {
+function urlText(url: GoUrl): string {
   let s = url.scheme === '' ? '' : `${url.scheme}:`;
-  s += url.opaque !== '' ? url.opaque : hierarchical(url, s === '', maskPassword);
+  s += url.opaque !== '' ? url.opaque : hierarchical(url, s === '');
   if (url.forceQuery || url.rawQuery !== '') s += `?${url.rawQuery}`;
   if (url.fragment !== '') s += `#${url.fragment}`;
   return s;
 }
 
-function hierarchical(url: GoUrl, noScheme: boolean, maskPassword: boolean): string {
-  let s = authorityText(url, noScheme, maskPassword);
+function hierarchical(url: GoUrl, noScheme: boolean): string {
+  let s = authorityText(url, noScheme);
   if (url.path !== '' && !url.path.startsWith('/') && url.host !== '') s += '/';
   // RFC 3986 §4.2: a first segment with a colon would read as a scheme.
   if (s === '' && noScheme && (url.path.split('/')[0] ?? '').includes(':')) s += './';
   return s + url.path;
 }
 
-function authorityText(url: GoUrl, noScheme: boolean, maskPassword: boolean): string {
+function authorityText(url: GoUrl, noScheme: boolean): string {
   const user = url.user;
   if (noScheme && url.host === '' && user === undefined) return '';
   if (url.omitHost && url.host === '' && user === undefined) return '';
   const slashes = url.host !== '' || url.path !== '' || user !== undefined ? '//' : '';
-  const userinfo = user === undefined ? '' : `${userinfoText(user, maskPassword)}@`;
+  const userinfo = user === undefined ? '' : `${userinfoText(user)}@`;
   return `${slashes}${userinfo}${escape(url.host, 'host')}`;
 }
 

@@ -69,7 +69,10 @@ function urlShape(scheme: 'http' | 'https', path: string): KubeletUrl {
       { scheme: '', opaque: '', user: undefined, host: '', path: escape(bytes, 'path'), rawQuery: '', forceQuery: false, omitHost: false, fragment: '' };
   const text = goUrlString({ ...base, scheme, host: placeholderHost });
   const again = parseGoUrl(text);
-  return again.ok ? again : { ok: false, error: again.error };
+  if (!again.ok) return { ok: false, error: again.error };
+  // The printed URL names the pod's address or, for an opaque path, none; never another host.
+  if (again.url.host !== placeholderHost && again.url.host !== '') return { ok: false, error: `parse ${JSON.stringify(text)}: unexpected host` };
+  return again;
 }
 
 /** The address and request line of a request URL (any hop), or why Go's transport refuses it. */
