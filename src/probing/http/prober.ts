@@ -1,4 +1,3 @@
-import { domainToASCII } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { setLongTimeout } from '../../kernel/index.ts';
 import { errored, failure, success, warning } from '../outcome.ts';
@@ -8,6 +7,7 @@ import { joinHostPort } from '../request.ts';
 import { exchange } from './exchange.ts';
 import type { HopResult } from './exchange.ts';
 import { buildHeaders, headerLines } from './headers.ts';
+import { hostHeaderValue } from './host-header.ts';
 import type { BuiltHeaders } from './headers.ts';
 import { ProbeDispatcher } from './probe-dispatcher.ts';
 import { firstHop, hopRequest, isFollowedRedirect, nextHop } from './redirect.ts';
@@ -15,7 +15,6 @@ import type { Hop, NextHop } from './redirect.ts';
 import { describeTransportError } from './transport-error.ts';
 import { kubeletUrl } from './url.ts';
 import type { ProbeUrl } from './url.ts';
-import { fromBytes } from './go-url-escape.ts';
 
 /** The kubelet reads at most this much of a probe response body (maxRespBodyLength). */
 export const maxBodyBytes = 10 * 1024;
@@ -86,7 +85,7 @@ async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbe
       isFollowedRedirect(code, location) ? nextHop(current, firstHostname, location, code) : undefined;
     const result = await exchange(dispatcher, {
       url,
-      host: hostHeader(hop.hostOverride ?? hop.url.host),
+      host: hostHeaderValue(hop.hostOverride ?? hop.url.host),
       headers: headerLines(headers, { referer: hop.referer, user: hop.url.user, bodyHeaders: hop.bodyHeaders }),
       signal,
       bodyLimit: maxBodyBytes,
@@ -104,19 +103,6 @@ async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbe
     hop = next.hop;
     url = request.url;
   }
-}
-
-/**
- * Request.write's Host value: httpguts.PunycodeHostPort of req.Host (or the
- * URL's host), so a non-ASCII Host override goes out as IDNA (`xn--...`).
- */
-function hostHeader(host: string): string {
-  if (!/[^ -~]/.test(host)) return host;
-  const text = fromBytes(host);
-  const colon = text.lastIndexOf(':');
-  const [name, port] = colon >= 0 && !text.slice(0, colon).includes(':') ? [text.slice(0, colon), text.slice(colon)] : [text, ''];
-  const ascii = domainToASCII(name);
-  return ascii === '' ? host : `${ascii}${port}`;
 }
 
 /** pkg/probe/http DoHTTPProbe: the status decides; 2xx success, 3xx warning, else failure. */
