@@ -32,7 +32,14 @@ const codeNames = [
 
 export function h2Exchange(
   socket: tls.TLSSocket,
-  request: { readonly method: string; readonly path: string; readonly authority: string; readonly headers: readonly (readonly [string, string])[] },
+  request: {
+    /** The address connected to (`https://<ip>:<port>`), which node:http2 needs as a URL; never the Host value. */
+    readonly origin: string;
+    readonly method: string;
+    readonly path: string;
+    readonly authority: string;
+    readonly headers: readonly (readonly [string, string])[];
+  },
   on: H2Callbacks,
 ): H2Exchange {
   let done = false;
@@ -41,7 +48,13 @@ export function h2Exchange(
     done = true;
     step();
   };
-  const session = http2.connect(`https://${request.authority}`, { createConnection: () => socket, settings: { enablePush: false } });
+  let session: http2.ClientHttp2Session;
+  try {
+    session = http2.connect(request.origin, { createConnection: () => socket, settings: { enablePush: false } });
+  } catch (err: unknown) {
+    finish(() => on.onError(err instanceof Error ? err : new Error(String(err))));
+    return { pause: () => undefined, resume: () => undefined, close: () => socket.destroy() };
+  }
   session.on('error', (err: Error) => finish(() => on.onError(err)));
   const headers: http2.OutgoingHttpHeaders = {
     ':authority': request.authority,

@@ -1,21 +1,31 @@
 import { fromBytes } from './go-url-escape.ts';
 
 /**
- * The `Host:` value Go's Request.write sends for req.Host (or, when that is
- * empty, the URL's host):
- * 1. httpguts.PunycodeHostPort: a non-ASCII host is converted label by label
- *    with idna.ToASCII, the raw Punycode profile (no case mapping, no
- *    validation: `BÜCHER.example` → `xn--BCHER-2pa.example`);
- * 2. httpguts.ValidHostHeader: any byte outside the host characters (space,
- *    `/`, `@`, ...) sends an empty Host instead;
- * 3. removeZone: `[fe80::1%eth0]:80` → `[fe80::1]:80`.
+ * Go's handling of the Host value (req.Host, or the URL's host when that is
+ * empty), in two steps, because the HTTP/1 and HTTP/2 transports differ
+ * after the first:
+ * 1. `punycodeHost` (httpguts.PunycodeHostPort, in the client for both): a
+ *    non-ASCII host is converted label by label with idna.ToASCII, the raw
+ *    Punycode profile (no case mapping, no validation: `BÜCHER.example` →
+ *    `xn--BCHER-2pa.example`);
+ * 2. HTTP/1 (`http1HostLine`, Request.write): any byte outside
+ *    httpguts.ValidHostHeader's set sends an empty Host instead, then
+ *    removeZone (`[fe80::1%eth0]:80` → `[fe80::1]:80`); HTTP/2
+ *    (`validHostHeader`): the request fails with `http2: invalid Host
+ *    header`, and a zone is kept in `:authority`.
  * Input and output are byte strings.
  */
-export function hostHeaderValue(host: string): string {
+export function punycodeHost(host: string): string {
   // eslint-disable-next-line no-control-regex -- "is ASCII": every byte below 0x80
-  const ascii = /^[\x00-\x7f]*$/.test(host) ? host : punycodeHostPort(fromBytes(host));
-  if (!validHost.test(ascii)) return '';
-  return removeZone(ascii);
+  return /^[\x00-\x7f]*$/.test(host) ? host : punycodeHostPort(fromBytes(host));
+}
+
+export function http1HostLine(host: string): string {
+  return validHostHeader(host) ? removeZone(host) : '';
+}
+
+export function validHostHeader(host: string): boolean {
+  return validHost.test(host);
 }
 
 const validHost = /^[0-9A-Za-z!$%&()*+,\-.:;=[\]'_~]*$/;

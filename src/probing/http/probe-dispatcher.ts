@@ -4,6 +4,7 @@ import { Dispatcher } from 'undici';
 import { h2Exchange } from './h2.ts';
 import type { H2Exchange } from './h2.ts';
 import { headerProblem } from './headers.ts';
+import { http1HostLine, validHostHeader } from './host-header.ts';
 import { ParseError, ResponseParser } from './response-parser.ts';
 import type { ResponseHead } from './response-parser.ts';
 
@@ -157,7 +158,11 @@ class Exchange implements Dispatcher.DispatchController {
       this.fail(new Error('net/http: invalid request path'));
       return;
     }
-    const request = serializeRequest(this.#options.method, this.#options.path, pairs);
+    const request = serializeRequest(
+      this.#options.method,
+      this.#options.path,
+      pairs.map(([name, value]) => (name.toLowerCase() === 'host' ? [name, http1HostLine(value)] : [name, value])),
+    );
     const socket = https
       ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: this.#alpn })
       : net.connect({ host, port });
@@ -168,7 +173,7 @@ class Exchange implements Dispatcher.DispatchController {
     socket.once(https ? 'secureConnect' : 'connect', () => {
       clearTimeout(this.#timer);
       if (socket instanceof tls.TLSSocket && socket.alpnProtocol === 'h2') {
-        this.#startH2(socket, pairs);
+        this.#startH2(socket, String(this.#options.origin), pairs);
         return;
       }
       socket.on('data', (data: Buffer) => this.#guard(() => this.#parser.push(data)));
@@ -184,11 +189,16 @@ class Exchange implements Dispatcher.DispatchController {
   }
 
   /** The server chose h2: the same request over HTTP/2 (Host becomes :authority). */
-  #startH2(socket: tls.TLSSocket, pairs: readonly (readonly [string, string])[]): void {
+  #startH2(socket: tls.TLSSocket, origin: string, pairs: readonly (readonly [string, string])[]): void {
     const host = pairs.find(([name]) => name.toLowerCase() === 'host')?.[1] ?? '';
+    // Go's http2 transport refuses the Host that HTTP/1 would blank, and keeps an IPv6 zone.
+    if (!validHostHeader(host)) {
+      this.fail(new Error('http2: invalid Host header'));
+      return;
+    }
     this.#h2 = h2Exchange(
       socket,
-      { method: this.#options.method, path: this.#options.path, authority: host, headers: pairs },
+      { origin, method: this.#options.method, path: this.#options.path, authority: host, headers: pairs },
       {
         onHead: (status, headers) => this.#handler.onResponseStart?.(this, status, headers, ''),
         onBody: (chunk) => this.#handler.onResponseData?.(this, chunk),

@@ -7,7 +7,7 @@ import { joinHostPort } from '../request.ts';
 import { exchange } from './exchange.ts';
 import type { HopResult } from './exchange.ts';
 import { buildHeaders, headerLines } from './headers.ts';
-import { hostHeaderValue } from './host-header.ts';
+import { punycodeHost } from './host-header.ts';
 import type { BuiltHeaders } from './headers.ts';
 import { ProbeDispatcher } from './probe-dispatcher.ts';
 import { firstHop, hopRequest, isFollowedRedirect, nextHop } from './redirect.ts';
@@ -85,7 +85,7 @@ async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbe
       isFollowedRedirect(code, location) ? nextHop(current, firstHostname, location, code) : undefined;
     const result = await exchange(dispatcher, {
       url,
-      host: hostHeaderValue(hop.hostOverride ?? hop.url.host),
+      host: punycodeHost(hop.hostOverride ?? hop.url.host),
       headers: headerLines(headers, { referer: hop.referer, user: hop.url.user, bodyHeaders: hop.bodyHeaders }),
       signal,
       bodyLimit: maxBodyBytes,

@@ -109,6 +109,16 @@ for (const allowHTTP1 of [true, false]) {
       assert.equal(record(seen, 0).headers[':authority'], 'web.example');
     });
 
+    it('refuses a Host that HTTP/1 would send empty, and keeps an IPv6 zone in :authority, as Go\'s http2 transport does', async () => {
+      assert.deepEqual(await probe('/h2', [{ name: 'Host', value: 'web example' }]), {
+        kind: 'failure',
+        output: `Get "https://127.0.0.1:${server.port}/h2": http2: invalid Host header`,
+      });
+      seen.length = 0;
+      assert.deepEqual(await probe('/h2', [{ name: 'Host', value: '[fe80::1%eth0]:80' }]), { kind: 'success', output: 'ok over 2.0' });
+      assert.equal(record(seen, 0).headers[':authority'], '[fe80::1%eth0]:80');
+    });
+
     it('follows a redirect over h2 with Referer', async () => {
       seen.length = 0;
       assert.deepEqual(await probe('/redirect'), { kind: 'success', output: 'ok over 2.0' });
