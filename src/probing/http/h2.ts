@@ -56,6 +56,11 @@ export function h2Exchange(
     return { pause: () => undefined, resume: () => undefined, close: () => socket.destroy() };
   }
   session.on('error', (err: Error) => finish(() => on.onError(err)));
+  // Go reads a connection that goes away before the response as `unexpected EOF`.
+  let goaway = false;
+  session.on('goaway', () => {
+    goaway = true;
+  });
   const headers: http2.OutgoingHttpHeaders = {
     ':authority': request.authority,
     ':method': request.method,
@@ -88,6 +93,10 @@ export function h2Exchange(
   stream.on('error', () => undefined); // reported from 'close' with the RST code, as Go words it
   stream.on('close', () => {
     if (done) return;
+    if (goaway || session.destroyed) {
+      finish(() => on.onError(new Error('unexpected EOF')));
+      return;
+    }
     const code = stream.rstCode;
     const name = codeNames[code] ?? `unknown error code 0x${code.toString(16)}`;
     finish(() => on.onError(new Error(`stream error: stream ID ${stream.id ?? 1}; ${name}; received from peer`)));

@@ -184,7 +184,7 @@ class Exchange implements Dispatcher.DispatchController {
     socket.on('close', () => {
       // Built only when it is news: an Error captures a stack trace, and every
       // completed exchange closes its socket.
-      if (!this.#finished) this.fail(new Error('EOF'));
+      if (!this.#finished) this.fail(new Error(this.#h2 === undefined ? 'EOF' : 'unexpected EOF'));
     });
   }
 

@@ -45,6 +45,11 @@ async function h2Server(allowHTTP1: boolean, seen: Seen[]): Promise<{ port: numb
       } else if (url.startsWith('/503')) {
         res.writeHead(503);
         res.end('down');
+      } else if (url.startsWith('/kill')) {
+        req.stream.session?.destroy();
+      } else if (url.startsWith('/goaway')) {
+        req.stream.session?.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        req.stream.session?.destroy();
       } else if (url.startsWith('/rst')) {
         req.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
       } else {
@@ -140,6 +145,12 @@ for (const allowHTTP1 of [true, false]) {
         kind: 'failure',
         output: `Get "https://127.0.0.1:${server.port}/rst": stream error: stream ID 1; INTERNAL_ERROR; received from peer`,
       });
+    });
+
+    it('a connection that goes away before the response is Go\'s `unexpected EOF`, GOAWAY or not', async () => {
+      for (const path of ['/kill', '/goaway']) {
+        assert.deepEqual(await probe(path), { kind: 'failure', output: `Get "https://127.0.0.1:${server.port}${path}": unexpected EOF` }, path);
+      }
     });
 
     it('a query with a space is refused by the server (the kubelet fails the same way)', async () => {
