@@ -45,6 +45,8 @@ async function h2Server(allowHTTP1: boolean, seen: Seen[]): Promise<{ port: numb
       } else if (url.startsWith('/503')) {
         res.writeHead(503);
         res.end('down');
+      } else if (req.httpVersion !== '2.0' && /^\/(kill|goaway|rst)/.test(url)) {
+        req.socket.destroy(); // an HTTP/1.1 client (http2: false) has no stream to reset
       } else if (url.startsWith('/kill')) {
         req.stream.session?.destroy();
       } else if (url.startsWith('/goaway')) {
