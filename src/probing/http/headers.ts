@@ -75,7 +75,21 @@ export interface HopHeaders {
  * or the request is a protocol switch (an Upgrade value and a Connection
  * value listing `upgrade`, httpguts.HeaderValuesContainsToken).
  */
-export function headerLines(built: BuiltHeaders, hop: HopHeaders): (readonly [string, string])[] {
+export function headerLines(built: BuiltHeaders, hop: HopHeaders): readonly (readonly [string, string])[] {
+  // Most probes make one request with nothing added: their lines are the same every pass.
+  const plain = hop.referer === undefined && hop.user === undefined && hop.bodyHeaders;
+  if (!plain) return computeLines(built, hop);
+  let lines = plainLines.get(built);
+  if (lines === undefined) {
+    lines = computeLines(built, hop);
+    plainLines.set(built, lines);
+  }
+  return lines;
+}
+
+const plainLines = new WeakMap<BuiltHeaders, readonly (readonly [string, string])[]>();
+
+function computeLines(built: BuiltHeaders, hop: HopHeaders): (readonly [string, string])[] {
   let rest = hop.bodyHeaders ? [...built.list] : built.list.filter(([name]) => !bodyHeaders.has(name));
   const set = (name: string, value: string): void => {
     rest = rest.filter(([n]) => n !== name);
