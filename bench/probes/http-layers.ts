@@ -70,7 +70,7 @@ function layers(targets: readonly { readonly ip: string; readonly port: number }
         const { ip, port } = at(i);
         let code = 0;
         dispatcher.dispatch(
-          { origin: `http://${ip}:${port}`, path: '/healthz', method: 'GET', headers: ['host', `${ip}:${port}`, 'user-agent', userAgent, 'accept', '*/*'], reset: true },
+          { origin: `http://${ip}:${port}`, path: '/healthz', method: 'GET', headers: ['Host', `${ip}:${port}`, 'User-Agent', userAgent, 'Accept', '*/*', 'Connection', 'close'], reset: true },
           {
             onResponseStart: (_ctl, statusCode) => (code = statusCode),
             onResponseEnd: () => resolve(code === 200),

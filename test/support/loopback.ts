@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 
@@ -46,6 +47,15 @@ export function httpsServer(handler: http.RequestListener, host = '127.0.0.1'): 
 /** A raw TCP server whose connection handler the test writes (garbage, resets, silence). */
 export function tcpServer(onConnection: (socket: net.Socket) => void, host = '127.0.0.1'): Promise<Listening> {
   return listen(net.createServer(onConnection), host);
+}
+
+/** A raw TLS server (the test certificate, ALPN as given) whose connection handler the test writes. */
+export function tlsServer(onConnection: (socket: tls.TLSSocket) => void, alpn: readonly string[] = ['http/1.1'], host = '127.0.0.1'): Promise<Listening> {
+  const server = tls.createServer(
+    { key: readFileSync(new URL('key.pem', fixtures)), cert: readFileSync(new URL('cert.pem', fixtures)), ALPNProtocols: [...alpn] },
+    onConnection,
+  );
+  return listen(server, host);
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then closed). */

@@ -21,6 +21,7 @@ export type HopResult =
 export interface HopOptions {
   readonly url: ProbeUrl;
   readonly host: string;
+  /** The lines after Host, in wire order (byte strings). */
   readonly headers: readonly (readonly [string, string])[];
   readonly signal: AbortSignal;
   readonly bodyLimit: number;
@@ -102,7 +103,7 @@ export function exchange(dispatcher: Dispatcher, options: HopOptions): Promise<H
           origin: `${options.url.scheme}://${joinHostPort(options.url.hostname, options.url.port)}`,
           path: options.url.requestTarget,
           method: 'GET',
-          headers: [['host', options.host], ...options.headers].flat(),
+          headers: [['Host', options.host], ...options.headers].flat(),
           reset: true,
         },
         handler,

@@ -230,8 +230,30 @@ export function requestUri(url: GoUrl): string {
   return url.forceQuery || url.rawQuery !== '' ? `${result}?${url.rawQuery}` : result;
 }
 
-/** stripPassword(u): URL.String with a password shown as `***`, as net/http's errors print a URL. */
+/** URL.String. */
+export function goUrlString(url: GoUrl): string {
+  return urlText(url);
+}
+
+/**
+ * net/http stripPassword(u), as its errors print a URL: URL.String with the
+ * first `<userinfo>@` replaced by the *unescaped* username and `:***@`
+ * when a password is set.
+ */
 export function displayGoUrl(url: GoUrl): string {
+  const text = urlText(url);
+  const user = url.user;
+  if (user?.password === undefined) return text;
+  return text.replace(`${userinfoText(user)}@`, `${user.username}:***@`);
+}
+
+/** Userinfo.String: the escaped `user[:password]` (what refererForURL strips, with its `@`). */
+export function userinfoText(user: NonNullable<GoUrl['user']>): string {
+  const password = user.password === undefined ? '' : `:${escape(user.password, 'userPassword')}`;
+  return `${escape(user.username, 'userPassword')}${password}`;
+}
+
+function urlText(url: GoUrl): string {
   let s = url.scheme === '' ? '' : `${url.scheme}:`;
   s += url.opaque !== '' ? url.opaque : hierarchical(url, s === '');
   if (url.forceQuery || url.rawQuery !== '') s += `?${url.rawQuery}`;
@@ -252,7 +274,7 @@ function authorityText(url: GoUrl, noScheme: boolean): string {
   if (noScheme && url.host === '' && user === undefined) return '';
   if (url.omitHost && url.host === '' && user === undefined) return '';
   const slashes = url.host !== '' || url.path !== '' || user !== undefined ? '//' : '';
-  const userinfo = user === undefined ? '' : `${escape(user.username, 'userPassword')}${user.password === undefined ? '' : ':***'}@`;
+  const userinfo = user === undefined ? '' : `${userinfoText(user)}@`;
   return `${slashes}${userinfo}${escape(url.host, 'host')}`;
 }
 

@@ -1,14 +1,17 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { Dispatcher } from 'undici';
+import { h2Exchange } from './h2.ts';
+import type { H2Exchange } from './h2.ts';
 import { headerProblem } from './headers.ts';
+import { http1HostLine, validHostHeader } from './host-header.ts';
 import { ParseError, ResponseParser } from './response-parser.ts';
 import type { ResponseHead } from './response-parser.ts';
 
 /**
  * An undici Dispatcher specialised for probes: one fresh connection per
- * request, HTTP/1.1, `Connection: close`, no pooling, no proxy, TLS without
- * verification and without SNI (the target is always an IP), request bytes
+ * request, HTTP/1.1, the caller's request line and header lines written as
+ * given (byte strings: Latin-1), no pooling, no proxy, TLS without verification and without SNI (the target is always an IP), request bytes
  * written in one syscall. It implements only what probes use (GET without a
  * body) and the v2 handler API (onRequestStart, onResponseStart, ...), so the
  * prober code runs unchanged on an undici Agent too (see ADR 0001).
@@ -17,15 +20,21 @@ export class ProbeDispatcher extends Dispatcher {
   #closed = false;
   readonly #live = new Set<Exchange>();
   readonly #tlsHandshakeTimeoutMs: number;
+  readonly #alpn: string[];
 
-  /** @param tlsHandshakeTimeoutMs Go's TLSHandshakeTimeout in the kubelet's transport. @default 10000 */
-  constructor(options: { readonly tlsHandshakeTimeoutMs?: number } = {}) {
+  /**
+   * @param options.tlsHandshakeTimeoutMs Go's TLSHandshakeTimeout in the kubelet's transport. @default 10000
+   * @param options.http2 Offer `h2` before `http/1.1` in TLS ALPN and speak HTTP/2 when the
+   *   server picks it, as the kubelet's transport does unless DISABLE_HTTP2 is set (ADR 0009). @default true
+   */
+  constructor(options: { readonly tlsHandshakeTimeoutMs?: number; readonly http2?: boolean } = {}) {
     super();
     this.#tlsHandshakeTimeoutMs = options.tlsHandshakeTimeoutMs ?? 10_000;
+    this.#alpn = options.http2 === false ? ['http/1.1'] : ['h2', 'http/1.1'];
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const exchange = new Exchange(options, handler, this.#tlsHandshakeTimeoutMs, () => this.#live.delete(exchange));
+    const exchange = new Exchange(options, handler, { handshakeMs: this.#tlsHandshakeTimeoutMs, alpn: this.#alpn }, () => this.#live.delete(exchange));
     if (this.#closed) {
       exchange.fail(new Error('dispatcher is closed'));
       return false;
@@ -68,8 +77,10 @@ class Exchange implements Dispatcher.DispatchController {
   readonly #options: Dispatcher.DispatchOptions;
   readonly #handler: Dispatcher.DispatchHandler;
   readonly #handshakeMs: number;
+  readonly #alpn: string[];
   readonly #onDone: () => void;
   #socket: net.Socket | undefined;
+  #h2: H2Exchange | undefined;
   #timer: NodeJS.Timeout | undefined;
   #finished = false;
   #paused = false;
@@ -83,10 +94,16 @@ class Exchange implements Dispatcher.DispatchController {
     },
   });
 
-  constructor(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, handshakeMs: number, onDone: () => void) {
+  constructor(
+    options: Dispatcher.DispatchOptions,
+    handler: Dispatcher.DispatchHandler,
+    transport: { readonly handshakeMs: number; readonly alpn: string[] },
+    onDone: () => void,
+  ) {
     this.#options = options;
     this.#handler = handler;
-    this.#handshakeMs = handshakeMs;
+    this.#handshakeMs = transport.handshakeMs;
+    this.#alpn = transport.alpn;
     this.#onDone = onDone;
   }
 
@@ -107,11 +124,13 @@ class Exchange implements Dispatcher.DispatchController {
   }
   pause(): void {
     this.#paused = true;
-    this.#socket?.pause();
+    if (this.#h2) this.#h2.pause();
+    else this.#socket?.pause();
   }
   resume(): void {
     this.#paused = false;
-    this.#socket?.resume();
+    if (this.#h2) this.#h2.resume();
+    else this.#socket?.resume();
   }
 
   start(): void {
@@ -134,9 +153,18 @@ class Exchange implements Dispatcher.DispatchController {
       this.fail(new Error(invalid));
       return;
     }
-    const request = serializeRequest(this.#options.method, this.#options.path, pairs, this.#options.reset === true);
+    // The path goes out raw (Go sends a query's spaces as written), but never a line break.
+    if (/[\r\n\0]/.test(this.#options.path)) {
+      this.fail(new Error('net/http: invalid request path'));
+      return;
+    }
+    const request = serializeRequest(
+      this.#options.method,
+      this.#options.path,
+      pairs.map(([name, value]) => (name.toLowerCase() === 'host' ? [name, http1HostLine(value)] : [name, value])),
+    );
     const socket = https
-      ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
+      ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: this.#alpn })
       : net.connect({ host, port });
     this.#socket = socket;
     if (https) {
@@ -144,16 +172,44 @@ class Exchange implements Dispatcher.DispatchController {
     }
     socket.once(https ? 'secureConnect' : 'connect', () => {
       clearTimeout(this.#timer);
+      if (socket instanceof tls.TLSSocket && socket.alpnProtocol === 'h2') {
+        this.#startH2(socket, String(this.#options.origin), pairs);
+        return;
+      }
+      socket.on('data', (data: Buffer) => this.#guard(() => this.#parser.push(data)));
+      socket.on('end', () => this.#guard(() => this.#parser.end()));
       socket.write(request);
     });
-    socket.on('data', (data: Buffer) => this.#guard(() => this.#parser.push(data)));
-    socket.on('end', () => this.#guard(() => this.#parser.end()));
     socket.on('error', (err: Error) => this.fail(err));
     socket.on('close', () => {
       // Built only when it is news: an Error captures a stack trace, and every
       // completed exchange closes its socket.
-      if (!this.#finished) this.fail(new Error('EOF'));
+      if (!this.#finished) this.fail(new Error(this.#h2 === undefined ? 'EOF' : 'unexpected EOF'));
     });
+  }
+
+  /** The server chose h2: the same request over HTTP/2 (Host becomes :authority). */
+  #startH2(socket: tls.TLSSocket, origin: string, pairs: readonly (readonly [string, string])[]): void {
+    const host = pairs.find(([name]) => name.toLowerCase() === 'host')?.[1] ?? '';
+    // Go's http2 transport refuses the Host that HTTP/1 would blank, and keeps an IPv6 zone.
+    if (!validHostHeader(host)) {
+      this.fail(new Error('http2: invalid Host header'));
+      return;
+    }
+    this.#h2 = h2Exchange(
+      socket,
+      { origin, method: this.#options.method, path: this.#options.path, authority: host, headers: pairs },
+      {
+        onHead: (status, headers) => this.#handler.onResponseStart?.(this, status, headers, ''),
+        onBody: (chunk) => this.#handler.onResponseData?.(this, chunk),
+        onEnd: () => {
+          this.#settle();
+          this.#handler.onResponseEnd?.(this, {});
+        },
+        onError: (err) => this.fail(err),
+      },
+    );
+    if (this.#paused) this.#h2.pause();
   }
 
   /** Ends the exchange with an error unless it already ended. */
@@ -174,6 +230,7 @@ class Exchange implements Dispatcher.DispatchController {
   #settle(): void {
     this.#finished = true;
     clearTimeout(this.#timer);
+    this.#h2?.close();
     this.#socket?.destroy();
     this.#onDone();
   }
@@ -192,10 +249,13 @@ function headerPairs(headers: Dispatcher.DispatchOptions['headers']): [string, s
   return pairs;
 }
 
-/** The request head in one string; probes never send a body. */
-function serializeRequest(method: string, path: string, headers: readonly (readonly [string, string])[], close: boolean): string {
+/**
+ * The request head in one buffer; probes never send a body. Path and headers
+ * are byte strings (one char per byte) and are written as given, in order:
+ * the caller owns every line, `Connection: close` included.
+ */
+function serializeRequest(method: string, path: string, headers: readonly (readonly [string, string])[]): Buffer {
   let head = `${method} ${path} HTTP/1.1\r\n`;
   for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
-  if (close) head += 'connection: close\r\n';
-  return `${head}\r\n`;
+  return Buffer.from(`${head}\r\n`, 'latin1');
 }

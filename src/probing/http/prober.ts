@@ -6,13 +6,14 @@ import type { HttpProbeRequest } from '../request.ts';
 import { joinHostPort } from '../request.ts';
 import { exchange } from './exchange.ts';
 import type { HopResult } from './exchange.ts';
-import { buildHeaders } from './headers.ts';
+import { buildHeaders, headerLines } from './headers.ts';
+import { punycodeHost } from './host-header.ts';
 import type { BuiltHeaders } from './headers.ts';
 import { ProbeDispatcher } from './probe-dispatcher.ts';
 import { firstHop, hopRequest, isFollowedRedirect, nextHop } from './redirect.ts';
 import type { Hop, NextHop } from './redirect.ts';
 import { describeTransportError } from './transport-error.ts';
-import { probeUrl, probeUrlString } from './url.ts';
+import { kubeletUrl } from './url.ts';
 import type { ProbeUrl } from './url.ts';
 
 /** The kubelet reads at most this much of a probe response body (maxRespBodyLength). */
@@ -65,22 +66,27 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
 }
 
 async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbeRequest, signal: AbortSignal): Promise<Outcome> {
-  const first = probeUrl(req.scheme, req.ip, req.port, req.path);
+  const first = kubeletUrl(req.scheme, req.ip, req.port, req.path);
+  // http.NewRequest refused the URL: the kubelet's prober returns an error.
+  if (!first.ok) return errored(first.error);
+  let hop = firstHop(first.url, headers.host);
   // Go's transport refuses the request before dialling (client.Do fails: a Failure).
-  if (headers.invalid !== undefined) return failure(`Get ${JSON.stringify(probeUrlString(first))}: ${headers.invalid}`);
-  let hop = firstHop(first, headers.host);
-  let url = first;
+  if (headers.invalid !== undefined) return failure(`Get ${JSON.stringify(hop.display)}: ${headers.invalid}`);
+  let request = hopRequest(hop);
+  if (!request.ok) return failure(`Get ${JSON.stringify(hop.display)}: ${request.error}`);
+  let url = request.url;
+  const firstHostname = url.hostname;
   for (let via = 0; ; via++) {
     const refused = req.checkHop?.(url.hostname, url.port);
     if (refused !== undefined) return errored(`Get ${JSON.stringify(hop.display)}: not connected: ${refused}`);
     const current = hop;
     // The same decision at head time (skip the body of a followed redirect) and after.
     const decide = (code: number, location: string | undefined): NextHop | undefined =>
-      isFollowedRedirect(code, location) ? nextHop(current, first.hostname, location) : undefined;
+      isFollowedRedirect(code, location) ? nextHop(current, firstHostname, location, code) : undefined;
     const result = await exchange(dispatcher, {
       url,
-      host: hop.hostOverride ?? hop.url.host,
-      headers: headers.list,
+      host: punycodeHost(hop.hostOverride ?? hop.url.host),
+      headers: headerLines(headers, { referer: hop.referer, user: hop.url.user, bodyHeaders: hop.bodyHeaders }),
       signal,
       bodyLimit: maxBodyBytes,
       wantBody: (code, location) => (decide(code, location)?.kind ?? 'stop') === 'stop',
@@ -92,7 +98,7 @@ async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbe
     // Go's CheckRedirect sees every request made so far (via, with the
     // original): the 10th redirect response is refused, so 9 are followed.
     if (via + 1 >= maxRedirects) return failure(`Get ${JSON.stringify(result.location)}: stopped after ${maxRedirects} redirects`);
-    const request = hopRequest(next.hop);
+    request = hopRequest(next.hop);
     if (!request.ok) return failure(`Get ${JSON.stringify(next.hop.display)}: ${request.error}`);
     hop = next.hop;
     url = request.url;

@@ -1,8 +1,7 @@
-import { displayGoUrl, parseGoUrl, requestUri, resolveReference, splitGoHostPort } from './go-url.ts';
+import { displayGoUrl, goUrlString, parseGoUrl, resolveReference, splitGoHostPort, userinfoText } from './go-url.ts';
 import type { GoUrl } from './go-url.ts';
 import { fromBytes } from './go-url-escape.ts';
-import type { ProbeUrl } from './url.ts';
-import { probeUrlString } from './url.ts';
+import { requestOf } from './url.ts';
 
 /** Go's client follows these codes when a Location is present. */
 const followed = new Set([301, 302, 303, 307, 308]);
@@ -19,27 +18,19 @@ export function isFollowedRedirect(statusCode: number, location: string | undefi
  */
 export interface Hop {
   readonly url: GoUrl;
-  /** req.Host: a user Host header, kept only through relative redirects. */
+  /** req.Host: a non-empty user Host header, kept only through relative redirects. */
   readonly hostOverride: string | undefined;
-  /** The URL as net/http's errors print it (stripPassword(u)). */
+  /** The URL as net/http's errors print it (stripPassword(u)), as text. */
   readonly display: string;
+  /** The Referer Client.Do sets on a followed hop (refererForURL), if any. */
+  readonly referer: string | undefined;
+  /** False once a 301, 302 or 303 was followed: Content-Type and the other body headers are not copied. */
+  readonly bodyHeaders: boolean;
 }
 
 /** The first request: the kubelet's probe URL with the user's Host header. */
-export function firstHop(url: ProbeUrl, hostHeader: string | undefined): Hop {
-  const q = url.requestTarget.indexOf('?');
-  const goUrl: GoUrl = {
-    scheme: url.scheme,
-    opaque: '',
-    user: undefined,
-    host: url.authority,
-    path: q < 0 ? url.requestTarget : url.requestTarget.slice(0, q),
-    rawQuery: q < 0 ? '' : url.requestTarget.slice(q + 1),
-    forceQuery: q >= 0 && q === url.requestTarget.length - 1,
-    omitHost: false,
-    fragment: '',
-  };
-  return { url: goUrl, hostOverride: hostHeader, display: probeUrlString(url) };
+export function firstHop(url: GoUrl, hostHeader: string | undefined): Hop {
+  return { url, hostOverride: hostHeader === '' ? undefined : hostHeader, display: fromBytes(displayGoUrl(url)), referer: undefined, bodyHeaders: true };
 }
 
 export type NextHop =
@@ -55,7 +46,7 @@ export type NextHop =
  * `req.URL.Hostname() != via[0].URL.Hostname()` compares plain strings, so
  * `127.000.000.001`, `2130706433` or `[0:0:0:0:0:0:0:1]` are other hosts.
  */
-export function nextHop(current: Hop, firstHostname: string, location: string): NextHop {
+export function nextHop(current: Hop, firstHostname: string, location: string, statusCode = 302): NextHop {
   const ref = parseGoUrl(location);
   if (!ref.ok) {
     const loc = JSON.stringify(fromBytes(location));
@@ -65,7 +56,24 @@ export function nextHop(current: Hop, firstHostname: string, location: string): 
   if (splitGoHostPort(url.host).hostname !== firstHostname) return { kind: 'stop' };
   // Go keeps req.Host through a relative Location only (issue #22233).
   const keep = current.hostOverride !== undefined && current.hostOverride !== current.url.host && ref.url.scheme === '';
-  return { kind: 'follow', hop: { url, hostOverride: keep ? current.hostOverride : undefined, display: displayGoUrl(url) } };
+  return {
+    kind: 'follow',
+    hop: {
+      url,
+      hostOverride: keep ? current.hostOverride : undefined,
+      display: fromBytes(displayGoUrl(url)),
+      referer: refererFor(current.url, url),
+      // Client.Do's includeBody: cleared by the first 301, 302 or 303 of the chain, for good.
+      bodyHeaders: current.bodyHeaders && (statusCode === 307 || statusCode === 308),
+    },
+  };
+}
+
+/** net/http refererForURL: the previous URL without its userinfo, none from https to http. */
+function refererFor(last: GoUrl, next: GoUrl): string | undefined {
+  if (last.scheme === 'https' && next.scheme === 'http') return undefined;
+  const text = goUrlString(last);
+  return last.user === undefined ? text : text.replace(`${userinfoText(last.user)}@`, '');
 }
 
 /**
@@ -73,14 +81,6 @@ export function nextHop(current: Hop, firstHostname: string, location: string): 
  * (wording of net/http and net). The address is the hop's own hostname and
  * port, never a re-parse of a URL string.
  */
-export function hopRequest(hop: Hop): { readonly ok: true; readonly url: ProbeUrl } | { readonly ok: false; readonly error: string } {
-  const { scheme } = hop.url;
-  if (scheme !== 'http' && scheme !== 'https') return { ok: false, error: `unsupported protocol scheme ${JSON.stringify(scheme)}` };
-  const { hostname, port } = splitGoHostPort(hop.url.host);
-  const number = port === '' ? (scheme === 'https' ? 443 : 80) : Number(port);
-  if (number > 65535) return { ok: false, error: `dial tcp: address ${port}: invalid port` };
-  return {
-    ok: true,
-    url: { scheme, hostname, port: number, authority: hop.url.host, requestTarget: requestUri(hop.url) },
-  };
+export function hopRequest(hop: Hop): ReturnType<typeof requestOf> {
+  return requestOf(hop.url);
 }

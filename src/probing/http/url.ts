@@ -1,107 +1,87 @@
 import { joinHostPort } from '../request.ts';
+import { escape, toBytes } from './go-url-escape.ts';
+import { goUrlString, parseGoUrl, requestUri, splitGoHostPort } from './go-url.ts';
+import type { GoUrl } from './go-url.ts';
 
 /**
- * The request URL of an httpGet probe, built the way the kubelet's
- * formatURL + http.NewRequest(url.String()) do it in Go:
- * `path` is parsed as a URL reference, then scheme and authority are
- * replaced by `<scheme>://JoinHostPort(ip, port)`. Consequences pinned by
- * tests: an empty path sends `/`; a missing leading slash is added; a query
- * survives; a fragment is dropped; a scheme or authority written inside
- * `path` is ignored (`//evil/x` requests `/x`); characters that are not valid
- * in a URL path are percent-encoded; a path Go cannot parse (bad `%` escape,
- * control characters) is used verbatim as a path and escaped whole.
+ * The address and request line of one request of a probe. Strings are byte
+ * strings (one char per byte, Latin-1), as go-url.ts works on them and as
+ * they go on the wire.
  */
 export interface ProbeUrl {
   readonly scheme: 'http' | 'https';
   /** Hostname without brackets (the pod IP); with `port`, the address connected to. */
   readonly hostname: string;
   readonly port: number;
-  /**
-   * The URL's host as written, the default Host header value:
-   * `JoinHostPort(ip, port)` for the first request, Go's URL.Host for a
-   * redirect hop (`10.0.0.5` when the Location has no port).
-   */
+  /** The URL's host as written (`JoinHostPort(ip, port)` for the first request), the default Host header value. */
   readonly authority: string;
-  /** Path and query, as sent on the request line. */
+  /** URL.RequestURI(): path and query as sent on the request line. */
   readonly requestTarget: string;
 }
 
-const schemePrefix = /^[A-Za-z][A-Za-z0-9+.-]*:/;
-const badEscape = /%(?![0-9A-Fa-f]{2})/;
-// eslint-disable-next-line no-control-regex -- Go's url.Parse rejects ASCII control characters
-const controlChar = /[\x00-\x1f\x7f]/;
+export type KubeletUrl =
+  | { readonly ok: true; readonly url: GoUrl }
+  /** http.NewRequest refused the URL: a prober error (the kubelet discards the attempt). */
+  | { readonly ok: false; readonly error: string };
 
-export function probeUrl(scheme: 'HTTP' | 'HTTPS', ip: string, port: number, path: string): ProbeUrl {
+/**
+ * The first request's URL exactly as the kubelet builds it (pkg/probe/http
+ * formatURL + http.NewRequest): `path` goes through url.Parse (if that fails,
+ * the whole string becomes URL.Path); scheme and host are then replaced by
+ * `<scheme>` and `JoinHostPort(ip, port)`, everything else (userinfo,
+ * opaque, query, fragment) stays; the URL is printed with URL.String and
+ * parsed again by http.NewRequest. Go's RequestURI of the result is what
+ * goes on the request line: a query is sent as written (spaces, raw
+ * UTF-8 and bad `%` escapes included), `//x/y` requests `/y` with `x` as a
+ * discarded authority, and a scheme-looking path (`mailto:x`) leaves a URL
+ * without host, which the transport refuses.
+ */
+export function kubeletUrl(scheme: 'HTTP' | 'HTTPS', ip: string, port: number, path: string): KubeletUrl {
   const lower = scheme === 'HTTPS' ? 'https' : 'http';
-  return {
-    scheme: lower,
-    hostname: ip,
-    port,
-    authority: joinHostPort(ip, port),
-    requestTarget: cachedRequestTarget(path),
-  };
+  const key = `${lower} ${path}`;
+  let shape = shapeCache.get(key);
+  if (shape === undefined) {
+    shape = urlShape(lower, path);
+    if (shapeCache.size >= shapeCacheMax) shapeCache.clear();
+    shapeCache.set(key, shape);
+  }
+  const authority = joinHostPort(ip, port);
+  if (!shape.ok) return { ok: false, error: shape.error.replaceAll(placeholderHost, authority) };
+  return { ok: true, url: shape.url.host === placeholderHost ? { ...shape.url, host: authority } : shape.url };
 }
 
 /**
- * requestTarget() of the paths seen recently. A policy has a handful of
- * distinct paths and every probe pass would escape the same one again; the
- * cache is dropped whole when it fills, so odd inputs cannot grow it.
+ * The host never changes how the rest of the URL parses, so the round trip
+ * is done once per (scheme, path) with a placeholder host, and the pod's
+ * address is put in afterwards. A policy has a handful of distinct paths;
+ * the cache is dropped whole when it fills, so odd inputs cannot grow it.
  */
-const targetCache = new Map<string, string>();
-const targetCacheMax = 1024;
+const shapeCache = new Map<string, KubeletUrl>();
+const shapeCacheMax = 1024;
+const placeholderHost = '0.0.0.0:0';
 
-function cachedRequestTarget(path: string): string {
-  let target = targetCache.get(path);
-  if (target === undefined) {
-    target = requestTarget(path);
-    if (targetCache.size >= targetCacheMax) targetCache.clear();
-    targetCache.set(path, target);
-  }
-  return target;
+function urlShape(scheme: 'http' | 'https', path: string): KubeletUrl {
+  const bytes = toBytes(path);
+  const parsed = parseGoUrl(bytes);
+  const base: GoUrl = parsed.ok
+    ? parsed.url
+    : // "Something is busted with the path ... Pass it along as is": URL{Path: path}, escaped whole by EscapedPath.
+      { scheme: '', opaque: '', user: undefined, host: '', path: escape(bytes, 'path'), rawQuery: '', forceQuery: false, omitHost: false, fragment: '' };
+  const text = goUrlString({ ...base, scheme, host: placeholderHost });
+  const again = parseGoUrl(text);
+  if (!again.ok) return { ok: false, error: again.error };
+  // The printed URL names the pod's address or, for an opaque path, none; never another host.
+  if (again.url.host !== placeholderHost && again.url.host !== '') return { ok: false, error: `parse ${JSON.stringify(text)}: unexpected host` };
+  return again;
 }
 
-export function probeUrlString(url: ProbeUrl): string {
-  return `${url.scheme}://${url.authority}${url.requestTarget}`;
-}
-
-/** Path and query for the request line, from a user-written `httpGet.path`. */
-export function requestTarget(path: string): string {
-  if (badEscape.test(path) || controlChar.test(path)) {
-    // url.Parse failed: the kubelet keeps the string as a bare Path, which
-    // Go escapes whole when it writes the URL.
-    return ensureSlash(escapePath(path, true));
-  }
-  let rest = path;
-  const hash = rest.indexOf('#');
-  if (hash >= 0) rest = rest.slice(0, hash);
-  const scheme = schemePrefix.exec(rest);
-  if (scheme !== null && !rest.slice(0, scheme[0].length).includes('/')) rest = rest.slice(scheme[0].length);
-  if (rest.startsWith('//')) {
-    const end = rest.slice(2).search(/[/?]/);
-    rest = end < 0 ? '' : rest.slice(2 + end);
-  }
-  const q = rest.indexOf('?');
-  const pathPart = q < 0 ? rest : rest.slice(0, q);
-  const query = q < 0 ? '' : rest.slice(q);
-  return ensureSlash(escapePath(pathPart, false)) + escapeQuery(query);
-}
-
-function ensureSlash(p: string): string {
-  return p.startsWith('/') ? p : `/${p}`;
-}
-
-/** Keeps what Go keeps unescaped in a path (RFC 3986 pchar plus `/`). */
-function escapePath(p: string, escapePercent: boolean): string {
-  let out = '';
-  for (const ch of p) {
-    if (/[A-Za-z0-9\-._~!$&'()*+,;=:@/]/.test(ch) || (ch === '%' && !escapePercent)) out += ch;
-    else out += encodeURIComponent(ch).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  }
-  return out;
-}
-
-/** Go sends RawQuery as written, except that spaces and non-ASCII need encoding on the wire. */
-function escapeQuery(query: string): string {
-  // The wire form never carries spaces or non-ASCII.
-  return query.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c));
+/** The address and request line of a request URL (any hop), or why Go's transport refuses it. */
+export function requestOf(url: GoUrl): { readonly ok: true; readonly url: ProbeUrl } | { readonly ok: false; readonly error: string } {
+  const { scheme } = url;
+  if (scheme !== 'http' && scheme !== 'https') return { ok: false, error: `unsupported protocol scheme ${JSON.stringify(scheme)}` };
+  if (url.host === '') return { ok: false, error: 'http: no Host in request URL' };
+  const { hostname, port } = splitGoHostPort(url.host);
+  const number = port === '' ? (scheme === 'https' ? 443 : 80) : Number(port);
+  if (number > 65535) return { ok: false, error: `dial tcp: address ${port}: invalid port` };
+  return { ok: true, url: { scheme, hostname, port: number, authority: url.host, requestTarget: requestUri(url) } };
 }

@@ -124,6 +124,29 @@ describe('ProbeDispatcher on its own', () => {
   });
 });
 
+describe('ProbeDispatcher request line', () => {
+  it('writes a path as given, but never one with CR, LF or NUL: the exchange fails before connecting', async () => {
+    const server = await recordingServer();
+    const dispatcher = new ProbeDispatcher();
+    const run = (path: string): Promise<unknown> =>
+      new Promise<unknown>((resolve) => {
+        dispatcher.dispatch(
+          { origin: `http://127.0.0.1:${server.port}`, path, method: 'GET', headers: ['Host', `127.0.0.1:${server.port}`, 'Connection', 'close'], reset: true },
+          { onResponseEnd: () => resolve(undefined), onResponseError: (_ctl, err) => resolve(err) },
+        );
+      });
+    const errors = [await run('/a?b c'), await run('/x HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET /y')];
+    await new Promise((r) => setTimeout(r, 50));
+    const raw = server.received();
+    await server.close();
+    await dispatcher.close();
+    assert.equal(errors[0], undefined);
+    assert.ok(errors[1] instanceof Error);
+    assert.equal(errors[1].message, 'net/http: invalid request path');
+    assert.equal(raw, `GET /a?b c HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`);
+  });
+});
+
 describe('buildHeaders validation (httpguts rules)', () => {
   it('reports the first invalid user header by its canonical name; valid headers report nothing', () => {
     assert.equal(buildHeaders([{ name: 'x-a', value: 'ok\t' }, { name: 'x-b', value: 'é ü' }], 'ua').invalid, undefined);

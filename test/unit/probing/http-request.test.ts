@@ -1,11 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildHeaders, canonicalHeaderKey } from '../../../src/probing/http/headers.ts';
+import { buildHeaders, canonicalHeaderKey, headerLines } from '../../../src/probing/http/headers.ts';
 import { firstHop, hopRequest, nextHop } from '../../../src/probing/http/redirect.ts';
 import type { Hop } from '../../../src/probing/http/redirect.ts';
-import { probeUrl, probeUrlString, requestTarget } from '../../../src/probing/http/url.ts';
+import type { GoUrl } from '../../../src/probing/http/go-url.ts';
+import { kubeletUrl, requestOf } from '../../../src/probing/http/url.ts';
 
-describe('requestTarget (Go url.Parse + formatURL)', () => {
+/** The request line of the kubelet's URL for `path` on 127.0.0.1:8080 (a byte string). */
+function requestTarget(path: string): string {
+  const first = kubeletUrl('HTTP', '127.0.0.1', 8080, path);
+  assert.ok(first.ok);
+  const request = requestOf(first.url);
+  assert.ok(request.ok, JSON.stringify(request));
+  return request.url.requestTarget;
+}
+
+describe('requestTarget (Go url.Parse + formatURL + http.NewRequest + RequestURI)', () => {
   const cases: [string, string][] = [
     ['', '/'],
     ['/', '/'],
@@ -13,15 +23,25 @@ describe('requestTarget (Go url.Parse + formatURL)', () => {
     ['healthz', '/healthz'],
     ['/path?bar', '/path?bar'],
     ['?foo', '/?foo'],
+    ['?', '/?'],
     ['/a/b?x=1&y=2', '/a/b?x=1&y=2'],
     ['/frag#section', '/frag'],
     ['//evil.example/x', '/x'],
     ['//evil.example', '/'],
+    ['///x', '///x'],
     ['http://other.example/elsewhere?q', '/elsewhere?q'],
     ['/with space', '/with%20space'],
     ['/ünï', '/%C3%BCn%C3%AF'],
     ['/ok%20encoded', '/ok%20encoded'],
     ['/bad%zzescape', '/bad%25zzescape'],
+    // Go keeps RawQuery as written: spaces, raw UTF-8 bytes, bad escapes.
+    ['/q?a=b c', '/q?a=b c'],
+    ['/q?name=é✓', '/q?name=\xC3\xA9\xE2\x9C\x93'],
+    ['/q?a=%41%zz', '/q?a=%41%zz'],
+    // url.Parse fails: the whole string is the path, escaped.
+    ['/a b%zz?c d', '/a%20b%25zz%3Fc%20d'],
+    ['/f#%zz', '/f%23%25zz'],
+    ['/a\tb', '/a%09b'],
   ];
   for (const [path, want] of cases) {
     it(`${JSON.stringify(path)} → ${want}`, () => {
@@ -29,48 +49,57 @@ describe('requestTarget (Go url.Parse + formatURL)', () => {
     });
   }
 
+  it('a scheme-looking path leaves no host: the transport refuses it, as Go does', () => {
+    const first = kubeletUrl('HTTP', '127.0.0.1', 8080, 'mailto:someone');
+    assert.ok(first.ok);
+    assert.deepEqual(requestOf(first.url), { ok: false, error: 'http: no Host in request URL' });
+  });
+
   it('brackets IPv6 and keeps default ports in the authority', () => {
-    const v6 = probeUrl('HTTP', '::1', 8080, '/h');
-    assert.equal(probeUrlString(v6), 'http://[::1]:8080/h');
-    assert.equal(probeUrl('HTTPS', '127.0.0.1', 443, '').authority, '127.0.0.1:443');
-    assert.equal(probeUrl('HTTP', '127.0.0.1', 80, '').authority, '127.0.0.1:80');
+    const v6 = kubeletUrl('HTTP', '::1', 8080, '/h');
+    assert.ok(v6.ok);
+    assert.equal(v6.url.host, '[::1]:8080');
+    const https = kubeletUrl('HTTPS', '127.0.0.1', 443, '');
+    assert.ok(https.ok);
+    assert.equal(https.url.host, '127.0.0.1:443');
   });
 });
 
-describe('buildHeaders (newProbeRequest)', () => {
+describe('buildHeaders (newProbeRequest) and headerLines (Request.write order)', () => {
+  const lines = (h: ReturnType<typeof buildHeaders>): ReturnType<typeof headerLines> => headerLines(h, { referer: undefined, user: undefined, bodyHeaders: true });
   it('sets the kube-probe User-Agent and Accept */* by default', () => {
     const h = buildHeaders([], 'kube-probe/1.37');
-    assert.deepEqual(h.list, [['User-Agent', 'kube-probe/1.37'], ['Accept', '*/*']]);
+    assert.deepEqual(lines(h), [['User-Agent', 'kube-probe/1.37'], ['Accept', '*/*'], ['Connection', 'close']]);
     assert.equal(h.host, undefined);
   });
 
   it('canonicalises names and keeps duplicates in order', () => {
     const h = buildHeaders([{ name: 'x-foo', value: 'a' }, { name: 'X-FOO', value: 'b' }], 'ua');
-    assert.deepEqual(h.list, [['User-Agent', 'ua'], ['X-Foo', 'a'], ['X-Foo', 'b'], ['Accept', '*/*']]);
+    assert.deepEqual(lines(h), [['User-Agent', 'ua'], ['Accept', '*/*'], ['X-Foo', 'a'], ['X-Foo', 'b'], ['Connection', 'close']]);
   });
 
   it('lets httpHeaders override User-Agent and Accept', () => {
     const h = buildHeaders([{ name: 'user-agent', value: 'mine/1' }, { name: 'accept', value: 'application/json' }], 'ua');
-    assert.deepEqual(h.list, [['User-Agent', 'mine/1'], ['Accept', 'application/json']]);
+    assert.deepEqual(lines(h), [['User-Agent', 'mine/1'], ['Accept', 'application/json'], ['Connection', 'close']]);
   });
 
   it('sends only the first User-Agent value, as Go does', () => {
     const h = buildHeaders([{ name: 'User-Agent', value: 'one' }, { name: 'User-Agent', value: 'two' }], 'ua');
-    assert.deepEqual(h.list, [['User-Agent', 'one'], ['Accept', '*/*']]);
+    assert.deepEqual(lines(h), [['User-Agent', 'one'], ['Accept', '*/*'], ['Connection', 'close']]);
   });
 
   it('removes User-Agent and Accept when set to an empty value', () => {
     const h = buildHeaders([{ name: 'User-Agent', value: '' }, { name: 'Accept', value: '' }, { name: 'Accept', value: 'text/plain' }], 'ua');
-    assert.deepEqual(h.list, []);
+    assert.deepEqual(lines(h), [['Connection', 'close']]);
   });
 
-  it('takes the first Host header as the request Host and drops transport headers', () => {
+  it('takes the first Host header as the request Host, drops body framing headers, keeps Connection (Go adds its close after)', () => {
     const h = buildHeaders(
       [{ name: 'host', value: 'web.example' }, { name: 'Host', value: 'second' }, { name: 'Connection', value: 'keep-alive' }, { name: 'Content-Length', value: '5' }],
       'ua',
     );
     assert.equal(h.host, 'web.example');
-    assert.deepEqual(h.list, [['User-Agent', 'ua'], ['Accept', '*/*']]);
+    assert.deepEqual(lines(h), [['User-Agent', 'ua'], ['Accept', '*/*'], ['Connection', 'keep-alive'], ['Connection', 'close']]);
   });
 
   it('canonicalHeaderKey follows textproto', () => {
@@ -81,7 +110,12 @@ describe('buildHeaders (newProbeRequest)', () => {
 });
 
 describe('nextHop (Go redirect resolution)', () => {
-  const here = firstHop(probeUrl('HTTP', '127.0.0.1', 8080, '/a/b'), undefined);
+  const start = (path: string): GoUrl => {
+    const first = kubeletUrl('HTTP', '127.0.0.1', 8080, path);
+    assert.ok(first.ok);
+    return first.url;
+  };
+  const here = firstHop(start('/a/b'), undefined);
   const follow = (from: Hop, location: string): Hop => {
     const next = nextHop(from, '127.0.0.1', location);
     assert.equal(next.kind, 'follow');
@@ -108,7 +142,7 @@ describe('nextHop (Go redirect resolution)', () => {
   });
 
   it('keeps a Host override through relative Locations only, as Go keeps req.Host (issue #22233)', () => {
-    const withHost = firstHop(probeUrl('HTTP', '127.0.0.1', 8080, '/a/b'), 'web.example');
+    const withHost = firstHop(start('/a/b'), 'web.example');
     assert.equal(follow(withHost, '/c').hostOverride, 'web.example');
     assert.equal(follow(withHost, '//127.0.0.1:9000/x').hostOverride, 'web.example', 'a scheme-relative Location is not url.IsAbs');
     const absolute = follow(withHost, 'http://127.0.0.1:9000/x');
