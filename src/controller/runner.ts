@@ -51,7 +51,7 @@ export function containerView(pod: Pod, name: string): ContainerView | undefined
  * container that was running since `restartGracePeriodMs` before `now`, the
  * kubelet's restart rule (§3.9): a container started later may never have
  * been probed by the previous owner, so it starts not ready, as it would
- * under a restarted kubelet (ADR 0009-lifecycle-ticker-and-restart-rule).
+ * under a restarted kubelet (ADR 0009).
  */
 export function newTarget(plan: TargetPlan, seedTrue: boolean, now: number): Target {
   return {

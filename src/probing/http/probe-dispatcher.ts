@@ -25,7 +25,7 @@ export class ProbeDispatcher extends Dispatcher {
   /**
    * @param options.tlsHandshakeTimeoutMs Go's TLSHandshakeTimeout in the kubelet's transport. @default 10000
    * @param options.http2 Offer `h2` before `http/1.1` in TLS ALPN and speak HTTP/2 when the
-   *   server picks it, as the kubelet's transport does unless DISABLE_HTTP2 is set (ADR 0009). @default true
+   *   server picks it, as the kubelet's transport does unless DISABLE_HTTP2 is set (ADR 0010). @default true
    */
   constructor(options: { readonly tlsHandshakeTimeoutMs?: number; readonly http2?: boolean } = {}) {
     super();

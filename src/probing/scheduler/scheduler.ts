@@ -93,7 +93,7 @@ const noShare: Share = { namespace: '', policy: '' };
 
 /**
  * Runs every target once per period on a ticker, as the kubelet's legacy
- * worker does (`time.Ticker`, kubelet-probes.md §3.8; ADR 0009-lifecycle-ticker-and-restart-rule):
+ * worker does (`time.Ticker`, kubelet-probes.md §3.8; ADR 0009):
  * ticks fall at anchor + k·period, where the anchor is the first pass (or
  * the last trigger, or a time a pass asked for); a pass that outlives one or
  * more ticks is followed at once by one more pass (Go keeps one pending tick

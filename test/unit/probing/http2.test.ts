@@ -13,7 +13,7 @@ import type { HttpHeader, HttpProber } from '../../../src/probing/index.ts';
  * New(false).Probe, Go 1.26) gave against the same two servers: it
  * negotiates h2 through ALPN on both, sends the user headers lower-cased
  * without Connection, adds Referer on a followed redirect, and reports a
- * stream reset in Go's http2 wording (ADR 0009).
+ * stream reset in Go's http2 wording (ADR 0010).
  */
 interface Seen {
   readonly httpVersion: string;
