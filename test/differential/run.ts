@@ -11,6 +11,7 @@
  * HTTP/2 preface reaching a raw server (servers.ts records those by name).
  */
 import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { createGrpcProber, createHttpProber, tcpProbe } from '../../src/probing/index.ts';
@@ -52,7 +53,7 @@ async function freePort(host: string): Promise<number> {
 }
 
 /** Starts one instance of a scenario's servers (target, plus O/V/S for redirect scenarios). */
-async function start(s: Scenario): Promise<Instance> {
+async function start(s: Scenario, realGrpc: (host: string) => Promise<number>): Promise<Instance> {
   const host = hostOf(s);
   const rec: Recorder = { heads: [] };
   const closers: Closable[] = [];
@@ -60,6 +61,7 @@ async function start(s: Scenario): Promise<Instance> {
   const get = (): Ports => ports;
   const t = s.target;
   if (t.type === 'closed') ports.T = await freePort(host);
+  else if (t.type === 'real-grpc') ports.T = await realGrpc(host);
   else if (t.type === 'h2tls') closers.push(await h2TlsServer(host, 'T', rec));
   else if (t.type === 'grpc') {
     const onSession = t.goaway === true ? (sess: http2.ServerHttp2Session) => sess.goaway(http2.constants.NGHTTP2_NO_ERROR) : undefined;
@@ -131,14 +133,32 @@ async function runOutprobe(s: Scenario, port: number): Promise<Outcome> {
 
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 30));
 
+/** Starts `kubelet-diff grpc-server <host>` and resolves with its port; it exits when its stdin closes. */
+function startRealGrpc(bin: string, host: string, children: ChildProcess[]): Promise<number> {
+  const child = spawn(bin, ['grpc-server', host], { stdio: ['pipe', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.once('data', (d: string) => resolve(Number(d.trim())));
+    child.once('exit', (code) => reject(new Error(`kubelet-diff grpc-server exited with ${code}`)));
+  });
+}
+
 export async function runAll(bin: string, list: readonly Scenario[]): Promise<Comparison[]> {
   const kInsts: Instance[] = [];
   const oInsts: Instance[] = [];
-  for (const s of list) {
-    kInsts.push(await start(s));
-    oInsts.push(await start(s));
-  }
+  const children: ChildProcess[] = [];
+  const real = new Map<string, Promise<number>>();
+  const realGrpc = (host: string): Promise<number> => {
+    let port = real.get(host);
+    if (port === undefined) real.set(host, (port = startRealGrpc(bin, host, children)));
+    return port;
+  };
   try {
+    for (const s of list) {
+      kInsts.push(await start(s, realGrpc));
+      oInsts.push(await start(s, realGrpc));
+    }
     const kLines = await runKubelet(bin, list, kInsts);
     await settle();
     const results: Comparison[] = [];
@@ -168,6 +188,7 @@ export async function runAll(bin: string, list: readonly Scenario[]): Promise<Co
     return results;
   } finally {
     for (const inst of [...kInsts, ...oInsts]) inst.close();
+    for (const child of children) child.stdin?.end();
   }
 }
 

@@ -14,7 +14,9 @@ export type Target =
   | { readonly type: 'raw'; readonly tls?: boolean; readonly reply: RawReply; readonly aux?: boolean }
   | { readonly type: 'h2tls' }
   | { readonly type: 'grpc'; readonly reply: GrpcReply; readonly goaway?: boolean }
-  | { readonly type: 'closed' };
+  | { readonly type: 'closed' }
+  /** A real grpc-go Health server (tools/kubelet-diff grpc-server), shared, not recorded. */
+  | { readonly type: 'real-grpc' };
 
 export interface Scenario {
   readonly id: string;
@@ -319,6 +321,12 @@ const grpcScenarios = [
   grpc('grpc-refused', { type: 'closed' }),
   grpc('grpc-v6-serving', { type: 'grpc', reply: serving }, { family: 6 }),
   grpc('grpc-v6-refused', { type: 'closed' }, { family: 6 }),
+  // A real grpc-go server: statuses and deadline races (the reply comes around the 1 s deadline).
+  grpc('grpc-real-serving', { type: 'real-grpc' }),
+  grpc('grpc-real-not-serving', { type: 'real-grpc' }, { service: 'not-serving' }),
+  grpc('grpc-real-unknown-service', { type: 'real-grpc' }, { service: 'no-such-service' }),
+  ...[500, 900, 980, 1000, 1020, 1100, 2000].map((ms) => grpc(`grpc-real-slow-${ms}ms`, { type: 'real-grpc' }, { service: `slow-${ms}` })),
+  grpc('grpc-real-v6-serving', { type: 'real-grpc' }, { family: 6 }),
 ];
 
 export const scenarios: readonly Scenario[] = [

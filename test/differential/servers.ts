@@ -94,7 +94,6 @@ async function play(socket: net.Socket, steps: readonly Step[]): Promise<void> {
  */
 export function rawServer(opts: { host: string; tls: boolean; tag: string; rec: Recorder; ports: () => Ports; reply: RawReply }): Promise<Closable> {
   const onSocket = (socket: net.Socket): void => {
-    socket.on('error', () => undefined);
     let buf = Buffer.alloc(0);
     let done = false;
     const finish = (): void => {
@@ -102,7 +101,7 @@ export function rawServer(opts: { host: string; tls: boolean; tag: string; rec: 
       done = true;
       socket.removeListener('data', onData);
       const head = buf.toString('latin1');
-      opts.rec.heads.push(`${opts.tag} ${summarise(buf, head)}`);
+      opts.rec.heads.push(`${opts.tag} ${buf.length === 0 ? '<closed by client>' : summarise(buf, head)}`);
       void play(socket, opts.reply(head, opts.ports()));
     };
     const onData = (chunk: Buffer): void => {
@@ -111,6 +110,11 @@ export function rawServer(opts: { host: string; tls: boolean; tag: string; rec: 
     };
     socket.on('data', onData);
     socket.on('end', finish);
+    // A client that sends nothing: record how it left (FIN or RST), which differs between clients.
+    socket.on('error', () => {
+      if (!done && buf.length === 0) opts.rec.heads.push(`${opts.tag} <reset by client>`);
+      done = true;
+    });
   };
   const server = opts.tls ? tls.createServer({ cert, key, ALPNProtocols: ['http/1.1'] }, onSocket) : net.createServer(onSocket);
   return track(server, opts.host);

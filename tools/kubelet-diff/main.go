@@ -9,14 +9,28 @@
 // grpcprobe.New() (plaintext); every probe is retried at once while it errors, up to 3 attempts
 // (runProbeWithRetries, maxProbeRetries). The version reported in User-Agent comes from
 // k8s.io/component-base/version, set with -ldflags -X by scripts/build-kubelet-diff.sh.
+//
+// `kubelet-diff grpc-server <host>` instead serves a real grpc-go Health service on <host>
+// (loopback), prints its port and runs until stdin closes: the tier's real server for
+// deadline races.
 package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	// The kubelet binary links grpc-go's gzip codec (go list -deps k8s.io/kubernetes/cmd/kubelet
 	// lists google.golang.org/grpc/encoding/gzip), so its gRPC probes advertise and decode gzip.
@@ -114,7 +128,53 @@ func runProbeWithRetries(s scenario) result {
 	return r
 }
 
+// healthServer is a real grpc-go Health server for the tier's deadline races. Services:
+// "" SERVING; "not-serving" NOT_SERVING; "slow-<ms>" SERVING after <ms> milliseconds (or the
+// caller's deadline); anything else NotFound, as grpc-go's own health server answers.
+type healthServer struct {
+	healthpb.UnimplementedHealthServer
+}
+
+func (healthServer) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	svc := req.GetService()
+	switch {
+	case svc == "":
+		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+	case svc == "not-serving":
+		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
+	case strings.HasPrefix(svc, "slow-"):
+		ms, _ := strconv.Atoi(strings.TrimPrefix(svc, "slow-"))
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	default:
+		return nil, status.Error(codes.NotFound, "unknown service")
+	}
+}
+
+// serveGRPC runs `kubelet-diff grpc-server <host>`: prints the port, serves until stdin closes.
+func serveGRPC(host string) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubelet-diff: %v\n", err)
+		os.Exit(2)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, healthServer{})
+	go func() { _ = srv.Serve(l) }()
+	fmt.Println(l.Addr().(*net.TCPAddr).Port)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	srv.Stop()
+}
+
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "grpc-server" {
+		serveGRPC(os.Args[2])
+		return
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
 	out := json.NewEncoder(os.Stdout)
