@@ -106,7 +106,9 @@ export function rawServer(opts: { host: string; tls: boolean; tag: string; rec: 
     };
     const onData = (chunk: Buffer): void => {
       buf = Buffer.concat([buf, chunk]);
-      if (buf.includes('\r\n\r\n') || buf.includes('\n\n')) finish();
+      // A head ends at the blank line; a TLS ClientHello's first record or an HTTP/2
+      // preface is complete enough to answer (a plain server answers it with HTTP/1).
+      if (buf.includes('\r\n\r\n') || buf.includes('\n\n') || (buf[0] === 0x16 && buf.length >= 5) || buf.includes('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')) finish();
     };
     socket.on('data', onData);
     socket.on('end', finish);
