@@ -246,13 +246,19 @@ const paths: readonly [string, string][] = [
   ['asterisk', '*'], ['tab', '/a\tb'], ['quote', '/a"b'], ['brackets', '/a[b]'], ['backslash', '/a\\b'], ['pipe-braces', '/a|{b}'],
   ['long', `/${'x'.repeat(4000)}`],
 ];
-const pathScenarios = paths.map(([name, path]) => http(`path-${name}`, { type: 'raw', reply: ok200 }, { path }));
+/** A strict server: 400 for a request target with bytes RFC 9112 does not allow raw, else 200 echoing the target. */
+const strictEcho: RawReply = (head) => {
+  const target = /^GET (.*) HTTP\/1\.1\r?\n/.exec(head)?.[1] ?? '';
+  if (/[^\x21-\x7e]/.test(target)) return [response('HTTP/1.1 400 Bad Request', [], 'bad request target')];
+  return [response('HTTP/1.1 200 OK', [], `target ${target}`)];
+};
+const pathScenarios = paths.map(([name, path]) => http(`path-${name}`, { type: 'raw', reply: strictEcho }, { path }));
 
 // ── IPv6 ──────────────────────────────────────────────────────────────────
 const v6Scenarios = [
   http('v6-200', { type: 'raw', reply: ok200 }, { family: 6 }),
   http('v6-503', { type: 'raw', reply: fixed(response('HTTP/1.1 503 Unavailable', [], 'no')) }, { family: 6 }),
-  http('v6-path-query', { type: 'raw', reply: ok200 }, { family: 6, path: '/q?a=b c' }),
+  http('v6-path-query', { type: 'raw', reply: strictEcho }, { family: 6, path: '/q?a=b c' }),
   http('v6-host-header', { type: 'raw', reply: ok200 }, { family: 6, headers: [{ name: 'Host', value: '' }] }),
   http('v6-refused', { type: 'closed' }, { family: 6 }),
   http('v6-reset', { type: 'raw', reply: fixed(reset) }, { family: 6 }),
