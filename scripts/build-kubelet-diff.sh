@@ -22,6 +22,11 @@ log() { printf '[kubelet-diff:build +%4ss] %s\n' "$(( $(date +%s) - START ))" "$
 
 K8S_VERSION=$(cd "$SRC" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 GO_VERSION=$(go env GOVERSION)
+PLANE_K8S=$(cd "$ROOT/tools/k8s" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+if [[ "$PLANE_K8S" != "$K8S_VERSION" ]]; then
+  log "tools/kubelet-diff pins k8s.io/kubernetes $K8S_VERSION but tools/k8s pins $PLANE_K8S: bump both together"
+  exit 1
+fi
 HASH=$( { echo "$BUILD_REV $GO_VERSION"; cd "$SRC"; for f in go.mod go.sum $(find . -name '*.go' | LC_ALL=C sort); do echo "== $f"; cat "$f"; done; } \
   | sha256sum | cut -c1-12)
 KEY="k8s-$K8S_VERSION.$GO_VERSION.$HASH"
