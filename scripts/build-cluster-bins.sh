@@ -48,7 +48,8 @@ sync_k8s_replaces() {
 }
 sync_k8s_replaces
 
-HASH=$( { echo "$BUILD_REV $GO_VERSION"; cat "$TOOLS"/*/go.mod "$TOOLS"/*/go.sum; } | sha256sum | cut -c1-12)
+# Only the plane's modules (in glob order, so the key matches earlier builds): tools/kubelet-diff has its own build.
+HASH=$( { echo "$BUILD_REV $GO_VERSION"; cat "$TOOLS"/{etcd,helm,k8s,kwok}/go.mod "$TOOLS"/{etcd,helm,k8s,kwok}/go.sum; } | sha256sum | cut -c1-12)
 KEY="k8s-$K8S_VERSION.etcd-$ETCD_VERSION.kwok-$KWOK_VERSION.helm-$HELM_VERSION.$GO_VERSION.$HASH"
 CACHE="${OUTPROBE_CACHE_DIR:-$HOME/.cache/outprobe}/bin"
 OUT="$CACHE/$KEY"

@@ -21,6 +21,9 @@ tier npm test
 section "cluster binaries (built from Go modules once, cached outside the repo)"
 bash scripts/build-cluster-bins.sh
 
+section "differential tests (the kubelet's own probers vs outprobe's executors)"
+tier npm run test:differential
+
 section "integration tests (real etcd + kube-apiserver)"
 tier npm run test:integration
 
