@@ -74,6 +74,8 @@ class Exchange implements Dispatcher.DispatchController {
   #finished = false;
   #paused = false;
   #reason: Error | null = null;
+  /** Handed to onRequestStart: `connecting` is true until the request can be written. */
+  readonly #context = { connecting: true };
   readonly #parser = new ResponseParser({
     onHead: (head: ResponseHead) => this.#handler.onResponseStart?.(this, head.statusCode, head.headers, head.statusMessage),
     onBody: (chunk: Buffer) => this.#handler.onResponseData?.(this, chunk),
@@ -115,7 +117,7 @@ class Exchange implements Dispatcher.DispatchController {
   }
 
   start(): void {
-    this.#handler.onRequestStart?.(this, {});
+    this.#handler.onRequestStart?.(this, this.#context);
     if (this.#finished) return;
     let url: URL;
     try {
@@ -144,11 +146,12 @@ class Exchange implements Dispatcher.DispatchController {
     }
     socket.once(https ? 'secureConnect' : 'connect', () => {
       clearTimeout(this.#timer);
+      this.#context.connecting = false;
       socket.write(request);
     });
     socket.on('data', (data: Buffer) => this.#guard(() => this.#parser.push(data)));
     socket.on('end', () => this.#guard(() => this.#parser.end()));
-    socket.on('error', (err: Error) => this.fail(err));
+    socket.on('error', (err: Error) => this.fail(this.#parser.cutShort() ?? err));
     socket.on('close', () => {
       // Built only when it is news: an Error captures a stack trace, and every
       // completed exchange closes its socket.
