@@ -1,7 +1,9 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { Dispatcher } from 'undici';
+import { joinHostPort } from '../request.ts';
 import { headerProblem } from './headers.ts';
+import { RecordTap } from './record-tap.ts';
 import { ParseError, ResponseParser } from './response-parser.ts';
 import type { ResponseHead } from './response-parser.ts';
 
@@ -137,10 +139,12 @@ class Exchange implements Dispatcher.DispatchController {
       return;
     }
     const request = serializeRequest(this.#options.method, this.#options.path, pairs, this.#options.reset === true);
-    const socket = https
-      ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
-      : net.connect({ host, port });
+    const raw = net.connect({ host, port });
+    const tap = https ? new RecordTap(raw) : undefined;
+    const socket = tap !== undefined ? tls.connect({ socket: tap, host, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : raw;
     this.#socket = socket;
+    let local = '';
+    raw.once('connect', () => (local = joinHostPort(raw.localAddress ?? '', raw.localPort ?? 0)));
     if (https) {
       this.#timer = setTimeout(() => this.fail(new Error('net/http: TLS handshake timeout')), this.#handshakeMs);
     }
@@ -151,7 +155,7 @@ class Exchange implements Dispatcher.DispatchController {
     });
     socket.on('data', (data: Buffer) => this.#guard(() => this.#parser.push(data)));
     socket.on('end', () => this.#guard(() => this.#parser.end()));
-    socket.on('error', (err: Error) => this.fail(this.#parser.cutShort() ?? err));
+    socket.on('error', (err: Error) => this.fail(this.#parser.cutShort() ?? tlsError(this.#context, tap) ?? readError(err, local, joinHostPort(host, port))));
     socket.on('close', () => {
       // Built only when it is news: an Error captures a stack trace, and every
       // completed exchange closes its socket.
@@ -180,6 +184,19 @@ class Exchange implements Dispatcher.DispatchController {
     this.#socket?.destroy();
     this.#onDone();
   }
+}
+
+/** Go's net.OpError text for a reset seen on read: `read tcp <local>-><remote>: read: connection reset by peer`. */
+function readError(err: Error, local: string, remote: string): Error {
+  if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET' || local === '') return err;
+  return new Error(`read tcp ${local}->${remote}: read: connection reset by peer`);
+}
+
+/** A TLS handshake that failed on a non-TLS record: Go's words for it, not OpenSSL's. */
+function tlsError(context: { readonly connecting: boolean }, tap: RecordTap | undefined): Error | undefined {
+  if (!context.connecting || tap === undefined) return undefined;
+  const text = tap.recordHeaderError();
+  return text === undefined ? undefined : new Error(text);
 }
 
 /** The dispatch options' headers (flat array or object) as [name, value] pairs, in order. */

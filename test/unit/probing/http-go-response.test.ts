@@ -170,4 +170,51 @@ describe('HTTP responses decided and worded as the kubelet does (Go outputs)', (
     };
     assert.deepEqual(await answer(script, { timeoutMs: 300 }), ['errored', 'context deadline exceeded (Client.Timeout or context cancellation while reading body)']);
   });
+
+  // Go: net.OpError with both ends of the connection (the local port varies).
+  const reset = (prefix: string): RegExp => new RegExp(`^${prefix}read tcp 127\\.0\\.0\\.1:\\d+->127\\.0\\.0\\.1:PORT: read: connection reset by peer$`);
+  it('reset-now: a reset before any response byte names both ends, as Go\'s net.OpError does', async () => {
+    const [kind, output] = await answer((s) => s.once('data', () => s.resetAndDestroy()));
+    assert.equal(kind, 'failure');
+    assert.match(output, reset('Get "http://127\\.0\\.0\\.1:PORT/": '));
+  });
+  it('body-reset: a reset while reading the body is a bare body-read error naming both ends', async () => {
+    const script = (s: net.Socket): void => {
+      s.once('data', () => {
+        s.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial');
+        setTimeout(() => s.resetAndDestroy(), 50);
+      });
+    };
+    const [kind, output] = await answer(script);
+    assert.equal(kind, 'errored');
+    assert.match(output, reset(''));
+  });
+
+  describe('HTTPS handshakes that fail', () => {
+    const https = { scheme: 'HTTPS' } as const;
+    it('http-to-https: an HTTP answer to the ClientHello is net/http\'s ErrSchemeMismatch, not OpenSSL text', async () => {
+      assert.deepEqual(await answer((s) => s.once('data', () => s.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n')), https), [
+        'failure',
+        'Get "https://127.0.0.1:PORT/": http: server gave HTTP response to HTTPS client',
+      ]);
+    });
+    it('garbage-to-https: another non-TLS first record is crypto/tls\'s RecordHeaderError', async () => {
+      assert.deepEqual(await answer((s) => s.once('data', () => s.end('SSH-2.0-OpenSSH_9.2\r\n')), https), [
+        'failure',
+        'Get "https://127.0.0.1:PORT/": tls: first record does not look like a TLS handshake',
+      ]);
+    });
+    it('tls-reset: a reset during the handshake reads as Go\'s net.OpError', async () => {
+      const [kind, output] = await answer((s) => s.once('data', () => s.resetAndDestroy()), https);
+      assert.equal(kind, 'failure');
+      assert.match(output, reset('Get "https://127\\.0\\.0\\.1:PORT/": '));
+    });
+    // Go races two timers here: 13 of 16 runs of the kubelet code said
+    // `context deadline exceeded`, 3 `net/http: request canceled while
+    // waiting for connection (Client.Timeout exceeded while awaiting headers)`.
+    // Its `net/http: TLS handshake timeout` comes only when timeoutSeconds > 10.
+    it('tls-stall: a handshake cut by the probe timeout is `context deadline exceeded`', async () => {
+      assert.deepEqual(await answer(() => undefined, { ...https, timeoutMs: 300 }), ['failure', 'Get "https://127.0.0.1:PORT/": context deadline exceeded']);
+    });
+  });
 });
