@@ -22,7 +22,7 @@ function parseHex(v: string): number {
 }
 
 export type ChunkStep =
-  | { readonly kind: 'data'; readonly chunk: Buffer; readonly rest: Buffer }
+  | { readonly kind: 'data'; readonly chunk: Buffer; readonly rest: Buffer; readonly chunkEnded: boolean }
   | { readonly kind: 'more'; readonly rest: Buffer } // needs more bytes
   | { readonly kind: 'end'; readonly rest: Buffer };
 
@@ -39,7 +39,7 @@ export class ChunkedDecoder {
         const take = Math.min(this.#left, buf.length);
         this.#left -= take;
         if (this.#left === 0) this.#state = 'crlf';
-        return { kind: 'data', chunk: buf.subarray(0, take), rest: buf.subarray(take) };
+        return { kind: 'data', chunk: buf.subarray(0, take), rest: buf.subarray(take), chunkEnded: this.#left === 0 };
       }
       if (this.#state === 'crlf') {
         if (buf.length < 2) return { kind: 'more', rest: buf };

@@ -81,6 +81,7 @@ class Exchange implements Dispatcher.DispatchController {
   readonly #parser = new ResponseParser({
     onHead: (head: ResponseHead) => this.#handler.onResponseStart?.(this, head.statusCode, head.headers, head.statusMessage),
     onBody: (chunk: Buffer) => this.#handler.onResponseData?.(this, chunk),
+    wantsMore: () => !this.#finished,
     onEnd: () => {
       this.#settle();
       this.#handler.onResponseEnd?.(this, {});

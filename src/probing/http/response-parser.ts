@@ -23,6 +23,8 @@ export interface ParserSink {
   onHead(head: ResponseHead): void;
   onBody(chunk: Buffer): void;
   onEnd(): void;
+  /** False once the consumer stopped reading (its body cap was reached): Go's reader is not asked for more. */
+  wantsMore?(): boolean;
 }
 
 /** Go's Transport default MaxResponseHeaderBytes (the kubelet's transport leaves it unset). */
@@ -176,14 +178,39 @@ export class ResponseParser {
     if (chunk.length > 0) this.#sink.onBody(chunk);
   }
 
+  /**
+   * Go's chunkedReader.Read goes on, in the same call, past the end of a chunk
+   * to the CRLF and the next chunk header when they are already buffered, and
+   * an error there is returned with (and wins over) the chunk's data; but it
+   * never reads past what its caller asked for (the kubelet's 10 KiB cap). So
+   * the last byte of a chunk is handed out only once what follows it in the
+   * buffer was checked, and only if the sink still wants data after the rest
+   * of the chunk: a bad chunk header right at the cap is an error, one just
+   * past the cap is not, as for the kubelet.
+   */
   #parseChunks(): void {
+    let held: Buffer | undefined;
     while (this.#state === 'body') {
       const step = this.#chunked.step(this.#buffer);
       this.#buffer = step.rest;
+      if (held !== undefined && !this.#deliver(held)) return;
+      held = undefined;
       if (step.kind === 'more') return;
-      if (step.kind === 'end') this.#finish();
-      else this.#sink.onBody(step.chunk);
+      if (step.kind === 'end') {
+        this.#finish();
+        return;
+      }
+      const chunk = step.chunk;
+      const cut = step.chunkEnded ? chunk.length - 1 : chunk.length;
+      if (cut > 0 && !this.#deliver(chunk.subarray(0, cut))) return;
+      if (step.chunkEnded) held = chunk.subarray(cut);
     }
+  }
+
+  /** Hands a body chunk to the sink; false once the sink wants no more. */
+  #deliver(chunk: Buffer): boolean {
+    this.#sink.onBody(chunk);
+    return this.#sink.wantsMore?.() !== false;
   }
 
   #finish(): void {

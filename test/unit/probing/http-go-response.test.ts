@@ -109,6 +109,11 @@ const cases: readonly Case[] = [
   ['ch-big-ok', `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3000\r\n${'b'.repeat(0x3000)}\r\n0\r\n\r\n`, 'success', 'b'.repeat(10240)],
   ['ch-zero-ext', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n000;x\r\n\r\n', 'success', "abc"],
   ['ch-204', 'HTTP/1.1 204 NC\r\nTransfer-Encoding: chunked\r\n\r\nzz', 'success', ""],
+  // Around the kubelet's 10 KiB body cap: Go's chunked reader checks what follows a chunk that ends at the cap.
+  ['body-limit-then-bad', `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2800\r\n${'c'.repeat(0x2800)}\r\nzz\r\n`, 'errored', 'invalid byte in chunk length'],
+  ['body-limit-then-bad-trailer', `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2800\r\n${'c'.repeat(0x2800)}\r\n0\r\nbad\r\n\r\n`, 'errored', 'malformed MIME header: missing colon: "bad"'],
+  ['body-limit-then-ok', `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2800\r\n${'c'.repeat(0x2800)}\r\n3\r\nabc\r\n0\r\n\r\n`, 'success', 'c'.repeat(10240)],
+  ['body-limit-past-chunk-end', `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2801\r\n${'c'.repeat(0x2801)}zz\r\n`, 'success', 'c'.repeat(10240)],
 ];
 
 function text(o: Outcome): string {
