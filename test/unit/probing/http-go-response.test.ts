@@ -221,5 +221,13 @@ describe('HTTP responses decided and worded as the kubelet does (Go outputs)', (
     it('tls-stall: a handshake cut by the probe timeout is `context deadline exceeded`', async () => {
       assert.deepEqual(await answer(() => undefined, { ...https, timeoutMs: 300 }), ['failure', 'Get "https://127.0.0.1:PORT/": context deadline exceeded']);
     });
+    it('tls-handshake-timeout: the transport\'s TLSHandshakeTimeout (10 s in the kubelet) firing first is `net/http: TLS handshake timeout`', async () => {
+      // Go, timeoutSeconds 12 against a silent server: `Get "https://127.0.0.1:<port>/": net/http: TLS handshake timeout`.
+      const quick = new ProbeDispatcher({ tlsHandshakeTimeoutMs: 200 });
+      next = () => undefined;
+      const o = await createHttpProber({ userAgent: 'kube-probe/1.37', dispatcher: quick })({ scheme: 'HTTPS', ip: '127.0.0.1', port: server.port, path: '/', headers: [], timeoutMs: 2000 });
+      await quick.close();
+      assert.deepEqual(o, { kind: 'failure', output: `Get "https://127.0.0.1:${server.port}/": net/http: TLS handshake timeout` });
+    });
   });
 });
