@@ -43,23 +43,21 @@ function parseHttpVersion(proto: string): readonly [number, number] | undefined 
 
 /** textproto's trim: spaces and tabs at both ends. */
 function trimOws(s: string): string {
+  const first = s.charCodeAt(0);
+  const last = s.charCodeAt(s.length - 1);
+  if (first !== 0x20 && first !== 0x09 && last !== 0x20 && last !== 0x09) return s;
   return s.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
-const tokenByte = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]$/;
+/** textproto canonicalMIMEHeaderKey's validity check: token bytes, spaces allowed (the key is then kept as is). */
+const validKey = /^[!#$%&'*+\-.^_`|~0-9A-Za-z ]+$/;
+
 /** textproto validHeaderValueByte: any byte but the controls other than HTAB (bytes >= 0x80 pass). */
 function validValue(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if ((c < 0x20 && c !== 0x09) || c === 0x7f) return false;
   }
-  return true;
-}
-
-/** textproto canonicalMIMEHeaderKey's validity check: token bytes, spaces allowed (the key is then kept as is). */
-function validKey(key: string): boolean {
-  if (key.length === 0) return false;
-  for (const c of key) if (c !== ' ' && !tokenByte.test(c)) return false;
   return true;
 }
 
@@ -102,7 +100,7 @@ export class MimeReader {
     const colon = kv.indexOf(':');
     const key = kv.slice(0, colon);
     const value = kv.slice(colon + 1);
-    if (!validKey(key) || !validValue(value)) throw new ParseError(`malformed MIME header line: ${goQuote(kv)}`);
+    if (!validKey.test(key) || !validValue(value)) throw new ParseError(`malformed MIME header line: ${goQuote(kv)}`);
     const name = key.toLowerCase();
     const v = value.replace(/^[ \t]+/, '');
     const prior = this.headers[name];
