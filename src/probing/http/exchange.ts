@@ -15,6 +15,8 @@ export type HopResult =
       readonly kind: 'error';
       /** Whether the response head had arrived when the error happened. */
       readonly phase: 'headers' | 'body';
+      /** True when the connection (TCP and TLS) was still being set up; undefined when the dispatcher does not say. */
+      readonly connecting?: boolean | undefined;
       readonly error: unknown;
     };
 
@@ -31,6 +33,12 @@ export interface HopOptions {
 
 class BodyLimitReached extends Error {}
 
+/** The ProbeDispatcher's request context says whether the connection is still being set up. */
+function isConnecting(context: unknown): boolean | undefined {
+  if (typeof context !== 'object' || context === null || !('connecting' in context)) return undefined;
+  return context.connecting === true;
+}
+
 /**
  * One GET through a Dispatcher with the undici v2 handler API. Reads at most
  * `bodyLimit` bytes (hitting the cap is not an error: the rest is dropped and
@@ -45,6 +53,7 @@ export function exchange(dispatcher: Dispatcher, options: HopOptions): Promise<H
     let location: string | undefined;
     let settled = false;
     let controller: Dispatcher.DispatchController | undefined;
+    let context: unknown;
     const settle = (result: HopResult): void => {
       if (settled) return;
       settled = true;
@@ -55,8 +64,9 @@ export function exchange(dispatcher: Dispatcher, options: HopOptions): Promise<H
       settle({ kind: 'response', statusCode, location, body: size === 0 ? Buffer.alloc(0) : Buffer.concat(chunks, size) });
     };
     const onAbort = (): void => {
+      // Settle first: aborting makes the dispatcher report an error of its own.
+      settle({ kind: 'error', phase: statusCode === 0 ? 'headers' : 'body', connecting: isConnecting(context), error: options.signal.reason });
       controller?.abort(options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted'));
-      settle({ kind: 'error', phase: statusCode === 0 ? 'headers' : 'body', error: options.signal.reason });
     };
     if (options.signal.aborted) {
       onAbort();
@@ -64,11 +74,12 @@ export function exchange(dispatcher: Dispatcher, options: HopOptions): Promise<H
     }
     options.signal.addEventListener('abort', onAbort, { once: true });
     const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(ctl) {
+      onRequestStart(ctl, ctx) {
         controller = ctl;
+        context = ctx;
       },
       onResponseStart(ctl, code, headers) {
-        if (code < 200 && code !== 101) return; // an interim 1xx: the final response follows
+        if (code >= 100 && code < 200 && code !== 101) return; // an interim 1xx: the final response follows
         statusCode = code;
         const loc = headers['location'];
         location = Array.isArray(loc) ? loc[0] : loc;

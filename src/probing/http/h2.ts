@@ -84,12 +84,29 @@ export function h2Exchange(
     const status = Number(h[':status']);
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(h)) if (!k.startsWith(':') && v !== undefined) out[k] = v;
-    if (!done) on.onHead(status, out);
+    if (done) return;
+    on.onHead(status, out);
+    headed = true;
+    // onHead or onBody may end the exchange (the caller aborts at the body cap).
+    const over = (): boolean => done;
+    for (const chunk of early.splice(0)) if (!over()) on.onBody(chunk);
+    if (ended) finish(on.onEnd);
   });
+  // node:http2 can deliver DATA of a read before the stream's 'response'
+  // event (seen when HEADERS and DATA arrive in one TLS record): hold it, a
+  // read's worth at most, until the head is out.
+  let headed = false;
+  let ended = false;
+  const early: Buffer[] = [];
   stream.on('data', (chunk: Buffer) => {
-    if (!done) on.onBody(chunk);
+    if (done) return;
+    if (headed) on.onBody(chunk);
+    else early.push(chunk);
   });
-  stream.on('end', () => finish(on.onEnd));
+  stream.on('end', () => {
+    if (headed) finish(on.onEnd);
+    else ended = true;
+  });
   stream.on('error', () => undefined); // reported from 'close' with the RST code, as Go words it
   stream.on('close', () => {
     if (done) return;

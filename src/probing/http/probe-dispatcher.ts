@@ -3,8 +3,10 @@ import tls from 'node:tls';
 import { Dispatcher } from 'undici';
 import { h2Exchange } from './h2.ts';
 import type { H2Exchange } from './h2.ts';
+import { joinHostPort } from '../request.ts';
 import { headerProblem } from './headers.ts';
 import { http1HostLine, validHostHeader } from './host-header.ts';
+import { RecordTap } from './record-tap.ts';
 import { ParseError, ResponseParser } from './response-parser.ts';
 import type { ResponseHead } from './response-parser.ts';
 
@@ -85,9 +87,12 @@ class Exchange implements Dispatcher.DispatchController {
   #finished = false;
   #paused = false;
   #reason: Error | null = null;
+  /** Handed to onRequestStart: `connecting` is true until the request can be written. */
+  readonly #context = { connecting: true };
   readonly #parser = new ResponseParser({
     onHead: (head: ResponseHead) => this.#handler.onResponseStart?.(this, head.statusCode, head.headers, head.statusMessage),
     onBody: (chunk: Buffer) => this.#handler.onResponseData?.(this, chunk),
+    wantsMore: () => !this.#finished,
     onEnd: () => {
       this.#settle();
       this.#handler.onResponseEnd?.(this, {});
@@ -134,7 +139,7 @@ class Exchange implements Dispatcher.DispatchController {
   }
 
   start(): void {
-    this.#handler.onRequestStart?.(this, {});
+    this.#handler.onRequestStart?.(this, this.#context);
     if (this.#finished) return;
     let url: URL;
     try {
@@ -163,24 +168,28 @@ class Exchange implements Dispatcher.DispatchController {
       this.#options.path,
       pairs.map(([name, value]) => (name.toLowerCase() === 'host' ? [name, http1HostLine(value)] : [name, value])),
     );
-    const socket = https
-      ? tls.connect({ host, port, rejectUnauthorized: false, ALPNProtocols: this.#alpn })
-      : net.connect({ host, port });
+    const raw = net.connect({ host, port });
+    const tap = https ? new RecordTap(raw) : undefined;
+    const socket = tap !== undefined ? tls.connect({ socket: tap, host, rejectUnauthorized: false, ALPNProtocols: this.#alpn }) : raw;
     this.#socket = socket;
+    let local = '';
+    raw.once('connect', () => (local = joinHostPort(raw.localAddress ?? '', raw.localPort ?? 0)));
     if (https) {
       this.#timer = setTimeout(() => this.fail(new Error('net/http: TLS handshake timeout')), this.#handshakeMs);
     }
     socket.once(https ? 'secureConnect' : 'connect', () => {
       clearTimeout(this.#timer);
+      this.#context.connecting = false;
       if (socket instanceof tls.TLSSocket && socket.alpnProtocol === 'h2') {
         this.#startH2(socket, String(this.#options.origin), pairs);
         return;
       }
+      // HTTP/1: the parser reads the socket (an HTTP/2 session owns it instead).
       socket.on('data', (data: Buffer) => this.#guard(() => this.#parser.push(data)));
       socket.on('end', () => this.#guard(() => this.#parser.end()));
       socket.write(request);
     });
-    socket.on('error', (err: Error) => this.fail(err));
+    socket.on('error', (err: Error) => this.fail(this.#parser.cutShort() ?? tlsError(this.#context, tap) ?? readError(err, local, joinHostPort(host, port))));
     socket.on('close', () => {
       // Built only when it is news: an Error captures a stack trace, and every
       // completed exchange closes its socket.
@@ -234,6 +243,19 @@ class Exchange implements Dispatcher.DispatchController {
     this.#socket?.destroy();
     this.#onDone();
   }
+}
+
+/** Go's net.OpError text for a reset seen on read: `read tcp <local>-><remote>: read: connection reset by peer`. */
+function readError(err: Error, local: string, remote: string): Error {
+  if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET' || local === '') return err;
+  return new Error(`read tcp ${local}->${remote}: read: connection reset by peer`);
+}
+
+/** A TLS handshake that failed on a non-TLS record: Go's words for it, not OpenSSL's. */
+function tlsError(context: { readonly connecting: boolean }, tap: RecordTap | undefined): Error | undefined {
+  if (!context.connecting || tap === undefined) return undefined;
+  const text = tap.recordHeaderError();
+  return text === undefined ? undefined : new Error(text);
 }
 
 /** The dispatch options' headers (flat array or object) as [name, value] pairs, in order. */

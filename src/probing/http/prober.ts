@@ -6,12 +6,14 @@ import type { HttpProbeRequest } from '../request.ts';
 import { joinHostPort } from '../request.ts';
 import { exchange } from './exchange.ts';
 import type { HopResult } from './exchange.ts';
+import { goBodyString } from './go-text.ts';
 import { buildHeaders, headerLines } from './headers.ts';
 import { punycodeHost } from './host-header.ts';
 import type { BuiltHeaders } from './headers.ts';
 import { ProbeDispatcher } from './probe-dispatcher.ts';
 import { firstHop, hopRequest, isFollowedRedirect, nextHop } from './redirect.ts';
 import type { Hop, NextHop } from './redirect.ts';
+import { ParseError } from './response-parser.ts';
 import { describeTransportError } from './transport-error.ts';
 import { kubeletUrl } from './url.ts';
 import type { ProbeUrl } from './url.ts';
@@ -107,28 +109,33 @@ async function run(dispatcher: Dispatcher, headers: BuiltHeaders, req: HttpProbe
 
 /** pkg/probe/http DoHTTPProbe: the status decides; 2xx success, 3xx warning, else failure. */
 function statusOutcome(statusCode: number, body: Buffer): Outcome {
-  const text = body.toString('utf8');
+  const text = goBodyString(body);
   if (statusCode >= 200 && statusCode < 300) return success(text);
   if (statusCode >= 300 && statusCode < 400) return warning(`Probe terminated redirects, Response body: ${text}`);
   return failure(`HTTP probe failed with statuscode: ${statusCode}`);
 }
 
 /**
- * Transport errors before the response head are Failures (client.Do failed);
- * errors while reading the body are prober errors, which void the attempt.
+ * Transport errors before the response head are Failures (client.Do failed,
+ * message `Get "<url>": …`); errors while reading the body are prober errors,
+ * which void the attempt, and the kubelet reports them bare (DoHTTPProbe
+ * returns the body read error itself).
  */
 function transportOutcome(hop: Hop, url: ProbeUrl, result: Extract<HopResult, { kind: 'error' }>): Outcome {
   const get = `Get ${JSON.stringify(hop.display)}`;
   const addr = joinHostPort(url.hostname, url.port);
-  if (result.error instanceof ProbeCancelled) return errored('probe cancelled');
+  const error = result.error;
+  if (error instanceof ProbeCancelled) return errored('probe cancelled');
   if (result.phase === 'body') {
-    const reason = result.error instanceof ProbeTimeout
-      ? 'context deadline exceeded (Client.Timeout or context cancellation while reading body)'
-      : describeTransportError(result.error, addr);
-    return errored(`${get}: ${reason}`);
+    if (error instanceof ProbeTimeout) return errored('context deadline exceeded (Client.Timeout or context cancellation while reading body)');
+    return errored(describeTransportError(error, addr));
   }
-  if (result.error instanceof ProbeTimeout) return failure(`${get}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
-  const text = describeTransportError(result.error, addr);
-  if (text.startsWith('malformed') || text.startsWith('bad Content-Length')) return failure(`${get}: net/http: HTTP/1.x transport connection broken: ${text}`);
-  return failure(`${get}: ${text}`);
+  if (error instanceof ProbeTimeout) {
+    // Go's client adds the suffix only once the connection is up: a TLS
+    // handshake cut by the client timeout reads `context deadline exceeded`.
+    return failure(`${get}: context deadline exceeded${result.connecting === true ? '' : ' (Client.Timeout exceeded while awaiting headers)'}`);
+  }
+  // Go's transport wraps what it could not parse; a close before any byte is a bare EOF.
+  if (error instanceof ParseError && error.message !== 'EOF') return failure(`${get}: net/http: HTTP/1.x transport connection broken: ${error.message}`);
+  return failure(`${get}: ${describeTransportError(error, addr)}`);
 }

@@ -1,14 +1,16 @@
 /**
- * An incremental parser for the one HTTP/1.1 response a probe reads: status
- * line, headers, then a body framed by Content-Length, chunked encoding or
- * the end of the connection. It accepts exactly what a probe needs and turns
- * anything else into a ParseError (which the prober reports as a transport
- * failure, like Go's `malformed HTTP response`).
+ * An incremental parser for the one HTTP/1.x response a probe reads, with Go
+ * net/http's rules (see response-head.ts and chunked.ts): what Go's client
+ * accepts is accepted, what it refuses becomes a ParseError with Go's text.
+ * The prober wraps head errors as Go's transport does
+ * (`net/http: HTTP/1.x transport connection broken: …`) and reports body
+ * errors bare, as the kubelet does for a failed body read.
  */
+import { ChunkedDecoder } from './chunked.ts';
+import { bodyMode, MimeReader, ParseError, parseStatusLine } from './response-head.ts';
+import type { BodyMode, StatusLine } from './response-head.ts';
 
-export class ParseError extends Error {
-  override readonly name = 'ParseError';
-}
+export { ParseError } from './response-head.ts';
 
 export interface ResponseHead {
   readonly statusCode: number;
@@ -21,21 +23,26 @@ export interface ParserSink {
   onHead(head: ResponseHead): void;
   onBody(chunk: Buffer): void;
   onEnd(): void;
+  /** False once the consumer stopped reading (its body cap was reached): Go's reader is not asked for more. */
+  wantsMore?(): boolean;
 }
 
-/** Go's Transport rejects response headers past 10 MiB; a probe needs far less. */
-const maxHeaderBytes = 64 * 1024;
-const crlfcrlf = Buffer.from('\r\n\r\n');
-const statusLine = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/;
-
-type BodyMode = { readonly kind: 'none' } | { readonly kind: 'length'; left: number } | { readonly kind: 'chunked' } | { readonly kind: 'close' };
+/** Go's Transport default MaxResponseHeaderBytes (the kubelet's transport leaves it unset). */
+export const maxHeaderBytes = 10 << 20;
 
 export class ResponseParser {
   readonly #sink: ParserSink;
   #buffer: Buffer = Buffer.alloc(0);
+  /** Bytes of a head line still without its LF, kept apart so a long line costs no repeated copies. */
+  #partial: Buffer[] = [];
+  #partialBytes = 0;
   #state: 'head' | 'body' | 'done' = 'head';
+  #status: StatusLine | undefined;
+  #mime = new MimeReader();
+  /** All head bytes read so far, interim (1xx) heads included, as Go's read limit counts them. */
+  #headBytes = 0;
   #body: BodyMode = { kind: 'none' };
-  #chunkLeft = -1; // -1: expecting a chunk-size line; -2: expecting the CRLF after a chunk
+  #chunked = new ChunkedDecoder();
 
   constructor(sink: ParserSink) {
     this.#sink = sink;
@@ -52,36 +59,102 @@ export class ResponseParser {
 
   push(data: Buffer): void {
     if (this.#state === 'done') return;
-    this.#buffer = this.#buffer.length === 0 ? data : Buffer.concat([this.#buffer, data]);
-    if (this.#state === 'head') this.#parseHeads();
+    if (this.#state === 'head' && !data.includes(0x0a)) {
+      this.#partial.push(data);
+      this.#partialBytes += data.length;
+      this.#checkHeadLimit(0);
+      return;
+    }
+    this.#append(data);
+    if (this.#state === 'head') this.#parseHeads(false);
     if (this.#state === 'body') this.#parseBody();
   }
 
   /** The peer closed the connection. */
   end(): void {
     if (this.#state === 'done') return;
-    if (this.#state === 'body' && this.#body.kind === 'close') {
+    this.#append(Buffer.alloc(0));
+    if (this.#state === 'head') {
+      if (this.#status === undefined && this.#headBytes === 0 && this.#buffer.length === 0) throw new ParseError('EOF');
+      // Go's ReadLine hands out a last line without its LF at EOF.
+      this.#parseHeads(true);
+      this.#mime.flush();
+      throw new ParseError('unexpected EOF');
+    }
+    if (this.#body.kind === 'close') {
       this.#finish();
       return;
     }
-    throw new ParseError(this.#state === 'head' ? 'EOF' : 'unexpected EOF');
+    if (this.#body.kind === 'chunked') throw this.#chunked.eof(this.#buffer);
+    throw new ParseError('unexpected EOF');
   }
 
-  #parseHeads(): void {
-    // Loops to skip 1xx interim responses (100 Continue, 103 Early Hints).
+  /**
+   * The connection failed (reset): the error Go reports instead, if any. Go's
+   * ReadLine hands out the bytes of an unfinished head line before the read
+   * error, and the next read sees only an end of file.
+   */
+  cutShort(): ParseError | undefined {
+    if (this.#state !== 'head' || this.#buffer.length + this.#partialBytes === 0) return undefined;
+    try {
+      this.end();
+    } catch (err: unknown) {
+      if (err instanceof ParseError) return err;
+    }
+    return undefined;
+  }
+
+  #append(data: Buffer): void {
+    if (this.#partialBytes > 0) {
+      this.#partial.push(data);
+      data = Buffer.concat([this.#buffer, ...this.#partial]);
+      this.#partial = [];
+      this.#partialBytes = 0;
+    } else if (this.#buffer.length > 0) {
+      data = Buffer.concat([this.#buffer, data]);
+    }
+    this.#buffer = data;
+  }
+
+  #checkHeadLimit(extra: number): void {
+    if (this.#headBytes + this.#buffer.length + this.#partialBytes + extra > maxHeaderBytes) {
+      throw new ParseError(`net/http: server response headers exceeded ${maxHeaderBytes} bytes; aborted`);
+    }
+  }
+
+  #parseHeads(atEof: boolean): void {
     while (this.#state === 'head') {
-      const end = this.#buffer.indexOf(crlfcrlf);
-      if (end < 0) {
-        if (this.#buffer.length > maxHeaderBytes) throw new ParseError('server response headers exceeded 65536 bytes; aborted');
+      const eol = this.#buffer.indexOf(0x0a);
+      if (eol < 0 && !(atEof && this.#buffer.length > 0)) {
+        this.#checkHeadLimit(0);
         return;
       }
-      const head = parseHead(this.#buffer.toString('latin1', 0, end));
-      this.#buffer = this.#buffer.subarray(end + 4);
-      if (head.statusCode >= 100 && head.statusCode < 200 && head.statusCode !== 101) continue;
-      this.#body = bodyMode(head);
-      this.#state = 'body';
-      this.#sink.onHead(head);
+      const used = eol < 0 ? this.#buffer.length : eol + 1;
+      if (this.#headBytes + used > maxHeaderBytes) this.#checkHeadLimit(used);
+      let line = this.#buffer.toString('latin1', 0, eol < 0 ? used : eol);
+      if (eol >= 0 && line.endsWith('\r')) line = line.slice(0, -1);
+      this.#buffer = this.#buffer.subarray(used);
+      this.#headBytes += used;
+      this.#headLine(line);
     }
+  }
+
+  #headLine(line: string): void {
+    if (this.#status === undefined) {
+      this.#status = parseStatusLine(line);
+      return;
+    }
+    if (!this.#mime.line(line)) return;
+    const status = this.#status;
+    const headers = this.#mime.headers;
+    this.#status = undefined;
+    this.#mime = new MimeReader();
+    const mode = bodyMode(status, headers);
+    // Interim responses (1xx but 101) are skipped; the final one follows.
+    if (status.statusCode >= 100 && status.statusCode < 200 && status.statusCode !== 101) return;
+    this.#body = mode;
+    this.#state = 'body';
+    this.#sink.onHead({ statusCode: status.statusCode, statusMessage: status.statusMessage, headers });
   }
 
   #parseBody(): void {
@@ -105,82 +178,43 @@ export class ResponseParser {
     if (chunk.length > 0) this.#sink.onBody(chunk);
   }
 
+  /**
+   * Go's chunkedReader.Read goes on, in the same call, past the end of a chunk
+   * to the CRLF and the next chunk header when they are already buffered, and
+   * an error there is returned with (and wins over) the chunk's data; but it
+   * never reads past what its caller asked for (the kubelet's 10 KiB cap). So
+   * the last byte of a chunk is handed out only once what follows it in the
+   * buffer was checked, and only if the sink still wants data after the rest
+   * of the chunk: a bad chunk header right at the cap is an error, one just
+   * past the cap is not, as for the kubelet.
+   */
   #parseChunks(): void {
+    let held: Buffer | undefined;
     while (this.#state === 'body') {
-      if (this.#chunkLeft > 0) {
-        const take = Math.min(this.#chunkLeft, this.#buffer.length);
-        if (take === 0) return;
-        this.#chunkLeft -= take;
-        this.#emit(this.#buffer.subarray(0, take));
-        if (this.#chunkLeft === 0) this.#chunkLeft = -2;
-        continue;
-      }
-      const eol = this.#buffer.indexOf('\r\n');
-      if (eol < 0) {
-        if (this.#buffer.length > 4096) throw new ParseError('malformed chunked encoding');
+      const step = this.#chunked.step(this.#buffer);
+      this.#buffer = step.rest;
+      if (held !== undefined && !this.#deliver(held)) return;
+      held = undefined;
+      if (step.kind === 'more') return;
+      if (step.kind === 'end') {
+        this.#finish();
         return;
       }
-      const line = this.#buffer.toString('latin1', 0, eol);
-      this.#buffer = this.#buffer.subarray(eol + 2);
-      if (this.#chunkLeft === -2) {
-        if (line !== '') throw new ParseError('malformed chunked encoding');
-        this.#chunkLeft = -1;
-      } else if (this.#chunkLeft === -1) {
-        this.#chunkLeft = parseChunkSize(line);
-      } else if (line === '') {
-        this.#finish(); // the empty line after the last chunk and any trailers
-      }
-      // chunkLeft === 0: a trailer line, ignored
+      const chunk = step.chunk;
+      const cut = step.chunkEnded ? chunk.length - 1 : chunk.length;
+      if (cut > 0 && !this.#deliver(chunk.subarray(0, cut))) return;
+      if (step.chunkEnded) held = chunk.subarray(cut);
     }
+  }
+
+  /** Hands a body chunk to the sink; false once the sink wants no more. */
+  #deliver(chunk: Buffer): boolean {
+    this.#sink.onBody(chunk);
+    return this.#sink.wantsMore?.() !== false;
   }
 
   #finish(): void {
     this.#state = 'done';
     this.#sink.onEnd();
   }
-}
-
-function parseHead(text: string): ResponseHead {
-  const lines = text.split('\r\n');
-  const match = statusLine.exec(lines[0] ?? '');
-  if (match === null) throw new ParseError(`malformed HTTP response ${JSON.stringify(lines[0] ?? '')}`);
-  // Names come from the pod: no prototype, so `constructor` or `__proto__`
-  // are ordinary keys (a plain {} would merge with or replace its prototype).
-  const headers = Object.create(null) as Record<string, string | string[]>;
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i] ?? '';
-    const colon = line.indexOf(':');
-    if (colon <= 0) throw new ParseError(`malformed MIME header line: ${line}`);
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    const prior = headers[name];
-    headers[name] = prior === undefined ? value : Array.isArray(prior) ? [...prior, value] : [prior, value];
-  }
-  return { statusCode: Number(match[1]), statusMessage: match[2] ?? '', headers };
-}
-
-function bodyMode(head: ResponseHead): BodyMode {
-  const code = head.statusCode;
-  if (code === 204 || code === 304) return { kind: 'none' };
-  const te = head.headers['transfer-encoding'];
-  if (te !== undefined) {
-    const last = (Array.isArray(te) ? te.join(',') : te).split(',').pop()?.trim().toLowerCase();
-    if (last === 'chunked') return { kind: 'chunked' };
-    return { kind: 'close' };
-  }
-  const cl = head.headers['content-length'];
-  if (cl !== undefined) {
-    const values = new Set(Array.isArray(cl) ? cl : [cl]);
-    const [value] = values;
-    if (values.size !== 1 || value === undefined || !/^\d+$/.test(value)) throw new ParseError(`bad Content-Length ${JSON.stringify(cl)}`);
-    const left = Number(value);
-    return left === 0 ? { kind: 'none' } : { kind: 'length', left };
-  }
-  return { kind: 'close' };
-}
-
-function parseChunkSize(line: string): number {
-  const size = line.split(';', 1)[0]?.trim() ?? '';
-  if (!/^[0-9a-fA-F]{1,15}$/.test(size)) throw new ParseError('malformed chunked encoding');
-  return Number.parseInt(size, 16);
 }

@@ -265,4 +265,17 @@ describe('ProbeDispatcher resources', () => {
     assert.ok(process.getActiveResourcesInfo().length <= baseline, JSON.stringify(process.getActiveResourcesInfo()));
     await server.close();
   });
+  it('leaves no sockets behind after HTTPS probes, TLS running over the record tap', async () => {
+    const server = await httpsServer(routes([]));
+    const plain = await httpServer(routes([]));
+    const prober = createHttpProber({ userAgent: ua });
+    const baseline = process.getActiveResourcesInfo().length;
+    for (let i = 0; i < 40; i++) {
+      const port = i % 5 === 4 ? plain.port : server.port; // a plain server: the handshake fails
+      await prober({ scheme: 'HTTPS', ip: '127.0.0.1', port, path: ['/status/200', '/big', '/hang', '/loop'][i % 4] ?? '/', headers: [], timeoutMs: 100 });
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(process.getActiveResourcesInfo().length <= baseline, JSON.stringify(process.getActiveResourcesInfo()));
+    await Promise.all([server.close(), plain.close()]);
+  });
 });
