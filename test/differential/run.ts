@@ -6,7 +6,8 @@
  *
  * Normalised before comparing, because they must differ between two runs:
  * the servers' ports (written {T} {O} {V} {S}), the client's ephemeral port
- * in Go's "read tcp A->B" texts ({client}), the value of grpc-timeout
+ * in Go's "read tcp A->B" texts ({client}), Basic credentials (compared
+ * decoded, since a Location's userinfo can hold a port), the value of grpc-timeout
  * (time left when the call was sent), and the bytes of a TLS ClientHello or
  * HTTP/2 preface reaching a raw server (servers.ts records those by name).
  */
@@ -85,6 +86,8 @@ async function start(s: Scenario, realGrpc: (host: string) => Promise<number>): 
 
 function normalise(text: string, p: Ports): string {
   let out = text.replace(/(127\.0\.0\.\d+|\[::1\]):\d+->/g, '$1:{client}->').replace(/^grpc-timeout: .*$/gm, 'grpc-timeout: {t}');
+  // A Basic credential taken from a Location's userinfo can hold a server port: compare it decoded.
+  out = out.replace(/^(Authorization: Basic )([A-Za-z0-9+/=]+)$/gm, (_m, head: string, b64: string) => `${head}<${Buffer.from(b64, 'base64').toString('latin1')}>`);
   for (const [name, port] of Object.entries(p)) if (port !== 0) out = out.replace(new RegExp(`(?<![0-9])0*${port}(?![0-9])`, 'g'), `{${name}}`);
   return out;
 }
