@@ -15,6 +15,7 @@ export interface CallRequest {
   /** `host:port`, IPv6 bracketed, as grpc-go sends it in `:authority`. */
   readonly authority: string;
   readonly path: string;
+  /** The whole user-agent value, grpc-go's suffix included. */
   readonly userAgent: string;
   /** Encoded grpc-timeout value (the time left of the probe's deadline). */
   readonly timeout: string;
@@ -44,6 +45,8 @@ export interface RawResponse {
 /** Resolves when the stream closes; undefined if `signal` aborted first (the caller destroys the session). */
 export function unaryCall(session: http2.ClientHttp2Session, req: CallRequest, signal: AbortSignal): Promise<RawResponse | undefined> {
   return new Promise((resolve) => {
+    // grpc-go's createHeaderFields order: pseudo-headers, content-type,
+    // user-agent, te, grpc-accept-encoding, grpc-timeout (node:http2 keeps it).
     const stream = session.request({
       ':method': 'POST',
       ':scheme': 'http',
@@ -52,6 +55,8 @@ export function unaryCall(session: http2.ClientHttp2Session, req: CallRequest, s
       'content-type': 'application/grpc',
       'user-agent': req.userAgent,
       te: 'trailers',
+      // The compressors registered in the kubelet binary (it links grpc-go's gzip).
+      'grpc-accept-encoding': 'gzip',
       'grpc-timeout': req.timeout,
     }, { endStream: false, signal });
     let headers: ResponseHeaders | undefined;

@@ -22,9 +22,9 @@ export type GrpcProber = (req: GrpcProbeRequest, signal?: AbortSignal) => Promis
 
 export interface GrpcProberOptions {
   /**
-   * The user-agent sent with every call, e.g. `kube-probe/1.37`. Sent as
-   * given: grpc-go would append ` grpc-go/<version>`, which outprobe does
-   * not claim to be.
+   * The kubelet's `grpc.WithUserAgent` value, e.g. `kube-probe/1.37`.
+   * grpc-go appends ` grpc-go/<version>`; so does outprobe, with the
+   * version k8s.io/kubernetes v1.37.2 links, so an app sees the same header.
    */
   readonly userAgent: string;
   /** Jitter source for grpc-go's reconnect backoff. @default Math.random */
@@ -33,11 +33,15 @@ export interface GrpcProberOptions {
 
 const checkPath = '/grpc.health.v1.Health/Check';
 
+/** grpc-go's own user-agent (`grpcUA`), of the version k8s.io/kubernetes v1.37.2 requires. */
+export const grpcGoUserAgent = 'grpc-go/1.82.1';
+
 /** The outcome for a probe the caller cancelled: void, like any errored attempt. */
 const cancelled = (): Outcome => errored('probe cancelled');
 
 export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
   const random = options.random ?? systemRandom;
+  const userAgent = `${options.userAgent} ${grpcGoUserAgent}`;
   return async (req, signal) => {
     if (signal?.aborted === true) return cancelled();
     const addr = joinHostPort(req.ip, req.port);
@@ -54,7 +58,7 @@ export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
       try {
         const body = encodeRequest(req.service);
         const timeout = encodeGrpcTimeout(deadline.remainingMs());
-        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent: options.userAgent, timeout, body, acceptsHeaders }, deadline.signal);
+        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent, timeout, body, acceptsHeaders }, deadline.signal);
         if (raw === undefined) return deadline.callerAborted() ? cancelled() : rpcTimeout(within);
         return rpcOutcome(interpretResponse(raw), within);
       } finally {
