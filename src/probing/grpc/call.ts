@@ -75,6 +75,7 @@ export function unaryCall(session: http2.ClientHttp2Session, req: CallRequest, s
     };
     stream.on('response', (h: ResponseHeaders, flags: number) => {
       headers = h;
+      reader.setEncoding(typeof h['grpc-encoding'] === 'string' ? h['grpc-encoding'] : undefined);
       trailersOnly = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
       if (!trailersOnly && !req.acceptsHeaders(h)) stop(undefined);
     });
