@@ -19,6 +19,8 @@ export interface CallRequest {
   readonly userAgent: string;
   /** Encoded grpc-timeout value (the time left of the probe's deadline). */
   readonly timeout: string;
+  /** The probe's deadline on the performance.now() clock. */
+  readonly deadlineAt: number;
   readonly body: Buffer;
   /** False for response headers grpc-go rejects at once (non-200, not application/grpc): reading stops there. */
   readonly acceptsHeaders: (headers: ResponseHeaders) => boolean;
@@ -27,7 +29,8 @@ export interface CallRequest {
 /** How the stream ended, beyond the frames received. */
 export type StreamEnd =
   | { readonly kind: 'closed' } // END_STREAM, or RST_STREAM(NO_ERROR)
-  | { readonly kind: 'reset'; readonly http2Code: number }
+  /** `pastDeadline`: the reset arrived once the deadline had passed (grpc-go then reads CANCEL as DeadlineExceeded). */
+  | { readonly kind: 'reset'; readonly http2Code: number; readonly pastDeadline?: boolean }
   | { readonly kind: 'connection-lost' };
 
 export type ResponseHeaders = http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader;
@@ -94,14 +97,15 @@ export function unaryCall(session: http2.ClientHttp2Session, req: CallRequest, s
         resolve(undefined);
         return;
       }
-      resolve({ headers, trailersOnly, trailers, message: reader.finish(), end: streamEnd(session, stream.rstCode) });
+      const pastDeadline = performance.now() >= req.deadlineAt;
+      resolve({ headers, trailersOnly, trailers, message: reader.finish(), end: streamEnd(session, stream.rstCode, pastDeadline) });
     });
     stream.end(req.body);
   });
 }
 
-function streamEnd(session: http2.ClientHttp2Session, rstCode: number | undefined): StreamEnd {
+function streamEnd(session: http2.ClientHttp2Session, rstCode: number | undefined, pastDeadline: boolean): StreamEnd {
   if (session.destroyed) return { kind: 'connection-lost' };
   if (rstCode === undefined || rstCode === http2.constants.NGHTTP2_NO_ERROR) return { kind: 'closed' };
-  return { kind: 'reset', http2Code: rstCode };
+  return { kind: 'reset', http2Code: rstCode, pastDeadline };
 }

@@ -58,7 +58,7 @@ export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
       try {
         const body = encodeRequest(req.service);
         const timeout = encodeGrpcTimeout(deadline.remainingMs());
-        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent, timeout, body, acceptsHeaders }, deadline.signal);
+        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent, timeout, deadlineAt: deadline.endsAt, body, acceptsHeaders }, deadline.signal);
         if (raw === undefined) return deadline.callerAborted() ? cancelled() : rpcTimeout(within);
         return rpcOutcome(interpretResponse(raw), within);
       } finally {
@@ -75,20 +75,21 @@ class Deadline {
   readonly signal: AbortSignal;
   readonly #controller = new AbortController();
   readonly #external: AbortSignal | undefined;
-  readonly #endsAt: number;
+  /** The deadline on the performance.now() clock. */
+  readonly endsAt: number;
   readonly #cancelTimer: CancelTimer;
   readonly #onAbort = (): void => this.#controller.abort();
 
   constructor(timeoutMs: number, external: AbortSignal | undefined) {
     this.signal = this.#controller.signal;
     this.#external = external;
-    this.#endsAt = performance.now() + timeoutMs;
+    this.endsAt = performance.now() + timeoutMs;
     this.#cancelTimer = setLongTimeout(this.#onAbort, timeoutMs);
     external?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
   remainingMs(): number {
-    return Math.max(0, this.#endsAt - performance.now());
+    return Math.max(0, this.endsAt - performance.now());
   }
 
   callerAborted(): boolean {

@@ -64,7 +64,7 @@ function endWithoutTrailers(res: RawResponse): RpcError {
     case 'connection-lost':
       return { code: grpcCode.unavailable, message: 'error reading from server: EOF' };
     case 'reset':
-      return rstStreamError(res.end.http2Code);
+      return rstStreamError(res.end.http2Code, res.end.pastDeadline === true);
     case 'closed':
       return res.headers === undefined
         ? rstStreamError(0)
