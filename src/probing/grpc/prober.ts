@@ -5,6 +5,7 @@
  * session closed after every probe. Each probe opens its own connection
  * and leaves no socket, session or timer behind, whatever the server does.
  */
+import type http2 from 'node:http2';
 import { setLongTimeout, systemRandom } from '../../kernel/index.ts';
 import type { CancelTimer, Random } from '../../kernel/index.ts';
 import { errored } from '../outcome.ts';
@@ -12,6 +13,7 @@ import type { Outcome } from '../outcome.ts';
 import type { GrpcProbeRequest } from '../request.ts';
 import { joinHostPort } from '../request.ts';
 import { unaryCall } from './call.ts';
+import type { RawResponse } from './call.ts';
 import { encodeGrpcTimeout, encodeRequest } from './codec.ts';
 import { dialBlocking } from './dial.ts';
 import { formatGoDuration } from './duration.ts';
@@ -57,8 +59,16 @@ export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
       if (session === undefined) return deadline.callerAborted() ? cancelled() : connectTimeout(addr, within);
       try {
         const body = encodeRequest(req.service);
-        const timeout = encodeGrpcTimeout(deadline.remainingMs());
-        const raw = await unaryCall(session, { authority: addr, path: checkPath, userAgent, timeout, deadlineAt: deadline.endsAt, body, acceptsHeaders }, deadline.signal);
+        // Each attempt sends the time then left of the deadline.
+        const attempt = (on: http2.ClientHttp2Session): Promise<RawResponse | undefined> => {
+          const timeout = encodeGrpcTimeout(deadline.remainingMs());
+          return unaryCall(on, { authority: addr, path: checkPath, userAgent, timeout, deadlineAt: deadline.endsAt, body, acceptsHeaders }, deadline.signal);
+        };
+        let raw = await attempt(session);
+        // grpc-go's transparent retry: a first attempt the server refused
+        // (RST_STREAM REFUSED_STREAM: it never processed the stream) is sent
+        // again, once, on the same connection.
+        if (raw !== undefined && refused(raw) && acceptsStreams(session)) raw = await attempt(session);
         if (raw === undefined) return deadline.callerAborted() ? cancelled() : rpcTimeout(within);
         return rpcOutcome(interpretResponse(raw), within);
       } finally {
@@ -68,6 +78,18 @@ export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
       deadline.dispose();
     }
   };
+}
+
+const refusedStream = 7;
+
+/** The server reset the stream with REFUSED_STREAM: grpc-go marks it unprocessed. */
+function refused(raw: RawResponse): boolean {
+  return raw.end.kind === 'reset' && raw.end.http2Code === refusedStream;
+}
+
+/** The connection is still up and may open a stream (no GOAWAY received). */
+function acceptsStreams(session: http2.ClientHttp2Session): boolean {
+  return !session.closed && !session.destroyed;
 }
 
 /** One AbortSignal for "the probe's time is up or the caller gave up", with its timer and listener released on dispose. */

@@ -107,12 +107,35 @@ describe('gRPC probe against servers that misbehave on the wire', () => {
   it('RST_STREAM, GOAWAY with an error and a dropped connection are rpc failures', async () => {
     const rst = await serve((stream) => stream.close(http2.constants.NGHTTP2_PROTOCOL_ERROR));
     assert.deepEqual(await probe(req(rst)), rpcFailed('code = Internal desc = stream terminated by RST_STREAM with error code: PROTOCOL_ERROR'));
-    const refused = await serve((stream) => stream.close(http2.constants.NGHTTP2_REFUSED_STREAM));
+    let refusals = 0;
+    const refused = await serve((stream) => {
+      refusals++;
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+    });
     assert.deepEqual(await probe(req(refused)), rpcFailed('code = Unavailable desc = stream terminated by RST_STREAM with error code: REFUSED_STREAM'));
+    assert.equal(refusals, 2, "grpc-go's one transparent retry, then the refusal is the answer");
     const goaway = await serve((stream) => stream.session?.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, 0));
     assert.deepEqual(await probe(req(goaway)), rpcFailed('code = Unavailable desc = error reading from server: EOF'));
     const dropped = await serve((stream) => stream.session?.socket.destroy());
     assert.deepEqual(await probe(req(dropped)), rpcFailed('code = Unavailable desc = error reading from server: EOF'));
+  });
+
+  it('a stream the server refuses (REFUSED_STREAM) is sent again once, on the same connection, with the time then left', async () => {
+    const seen: { headers: http2.IncomingHttpHeaders; session: http2.Http2Session | undefined }[] = [];
+    const s = await rawH2Server((stream, headers) => {
+      seen.push({ headers, session: stream.session });
+      if (seen.length === 1) stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      else respondGrpc(stream, Buffer.from([0x08, 1]));
+    });
+    cleanup.push(s.close);
+    assert.deepEqual(await probe(req(s.port)), { kind: 'success', output: 'service healthy' });
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0]?.session, seen[1]?.session);
+    assert.equal(s.sessions.opened, 1);
+    const timeouts = seen.map((x) => Number(String(x.headers['grpc-timeout']).slice(0, -1)));
+    assert.ok((timeouts[1] ?? 0) < (timeouts[0] ?? 0), String(timeouts));
+    // No grpc-previous-rpc-attempts: a transparent retry is not a retry attempt.
+    assert.deepEqual(Object.keys(seen[0]?.headers ?? {}), Object.keys(seen[1]?.headers ?? {}));
   });
 
   it('a GOAWAY that lets the stream hang ends at the deadline', async () => {
