@@ -57,22 +57,32 @@ export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
         return connectError(addr, err instanceof Error ? err.message : String(err));
       }
       if (session === undefined) return deadline.callerAborted() ? cancelled() : connectTimeout(addr, within);
+      const conn = { session };
       try {
         const body = encodeRequest(req.service);
         // Each attempt sends the time then left of the deadline.
-        const attempt = (on: http2.ClientHttp2Session): Promise<RawResponse | undefined> => {
+        const attempt = (): Promise<RawResponse | undefined> => {
           const timeout = encodeGrpcTimeout(deadline.remainingMs());
-          return unaryCall(on, { authority: addr, path: checkPath, userAgent, timeout, deadlineAt: deadline.endsAt, body, acceptsHeaders }, deadline.signal);
+          return unaryCall(conn.session, { authority: addr, path: checkPath, userAgent, timeout, deadlineAt: deadline.endsAt, body, acceptsHeaders }, deadline.signal);
         };
-        let raw = await attempt(session);
-        // grpc-go's transparent retry: a first attempt the server refused
-        // (RST_STREAM REFUSED_STREAM: it never processed the stream) is sent
-        // again, once, on the same connection.
-        if (raw !== undefined && refused(raw) && acceptsStreams(session)) raw = await attempt(session);
+        // A connection for the retry: the same one while it takes streams, else a new one dialled as the first was.
+        const usable = async (): Promise<boolean> => {
+          if (acceptsStreams(conn.session)) return true;
+          conn.session.destroy();
+          const next = await dialBlocking(addr, deadline.signal, random);
+          if (next === undefined) return false;
+          conn.session = next;
+          return true;
+        };
+        let raw = await attempt();
+        // grpc-go's transparent retry: a first attempt the server never
+        // processed (RST_STREAM REFUSED_STREAM, or left out by a GOAWAY's
+        // last-stream-id) is sent again, once.
+        if (raw !== undefined && unprocessed(raw)) raw = (await usable()) ? await attempt() : undefined;
         if (raw === undefined) return deadline.callerAborted() ? cancelled() : rpcTimeout(within);
         return rpcOutcome(interpretResponse(raw), within);
       } finally {
-        session.destroy();
+        conn.session.destroy();
       }
     } finally {
       deadline.dispose();
@@ -82,9 +92,9 @@ export function createGrpcProber(options: GrpcProberOptions): GrpcProber {
 
 const refusedStream = 7;
 
-/** The server reset the stream with REFUSED_STREAM: grpc-go marks it unprocessed. */
-function refused(raw: RawResponse): boolean {
-  return raw.end.kind === 'reset' && raw.end.http2Code === refusedStream;
+/** grpc-go marks a stream unprocessed on REFUSED_STREAM and on a GOAWAY that leaves it out. */
+function unprocessed(raw: RawResponse): boolean {
+  return (raw.end.kind === 'reset' && raw.end.http2Code === refusedStream) || raw.end.kind === 'drained';
 }
 
 /** The connection is still up and may open a stream (no GOAWAY received). */

@@ -89,7 +89,7 @@ describe('interpretResponse (grpc-go client semantics)', () => {
       code: 13,
       message: 'stream terminated by RST_STREAM with error code: NO_ERROR',
     });
-    assert.deepEqual(interpretResponse(raw({ trailers: undefined, end: { kind: 'connection-lost' } })), { code: 14, message: 'error reading from server: EOF' });
+    assert.deepEqual(interpretResponse(raw({ trailers: undefined, end: { kind: 'connection-lost', reason: 'EOF' } })), { code: 14, message: 'error reading from server: EOF' });
   });
 
   it('reads the message before the final status, as grpc-go does', () => {

@@ -4,6 +4,7 @@ import { after, describe, it } from 'node:test';
 import { reconnectDelayMs } from '../../../src/probing/grpc/dial.ts';
 import { createGrpcProber } from '../../../src/probing/grpc/index.ts';
 import type { GrpcProbeRequest } from '../../../src/probing/request.ts';
+import { rawH2GoServer } from '../../support/grpc-go.ts';
 import { rawH2Server, respondGrpc } from '../../support/grpc-servers.ts';
 import { tcpServer } from '../../support/loopback.ts';
 
@@ -114,10 +115,44 @@ describe('gRPC probe against servers that misbehave on the wire', () => {
     });
     assert.deepEqual(await probe(req(refused)), rpcFailed('code = Unavailable desc = stream terminated by RST_STREAM with error code: REFUSED_STREAM'));
     assert.equal(refusals, 2, "grpc-go's one transparent retry, then the refusal is the answer");
+    // node:http2 drops the connection at once on a GOAWAY with an error code,
+    // so outprobe fails here; the kubelet keeps waiting for the stream the
+    // GOAWAY still covers (against this server: the deadline). A listed difference.
     const goaway = await serve((stream) => stream.session?.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, 0));
-    assert.deepEqual(await probe(req(goaway)), rpcFailed('code = Unavailable desc = error reading from server: EOF'));
+    assert.deepEqual(
+      await probe(req(goaway)),
+      rpcFailed('code = Unavailable desc = closing transport due to: connection error: desc = "error reading from server: EOF", received prior goaway: code: ENHANCE_YOUR_CALM'),
+    );
+    // A node:http2 server sends GOAWAY(NO_ERROR) as it destroys the socket: the kubelet names it.
     const dropped = await serve((stream) => stream.session?.socket.destroy());
-    assert.deepEqual(await probe(req(dropped)), rpcFailed('code = Unavailable desc = error reading from server: EOF'));
+    assert.deepEqual(
+      await probe(req(dropped)),
+      rpcFailed('code = Unavailable desc = closing transport due to: connection error: desc = "error reading from server: EOF", received prior goaway: code: NO_ERROR'),
+    );
+  });
+
+  // Expected outputs recorded from the kubelet's prober against the same Go server.
+  it('a GOAWAY that leaves the stream out (last-stream-id 0) is retried once on a new connection', async () => {
+    const once = await rawH2GoServer('goaway-first');
+    cleanup.push(once.close);
+    assert.deepEqual(await probe(req(once.port)), { kind: 'success', output: 'service healthy' });
+    assert.equal(once.connections(), 2);
+    const always = await rawH2GoServer('goaway-all');
+    cleanup.push(always.close);
+    assert.deepEqual(await probe(req(always.port)), rpcFailed('code = Unavailable desc = the connection is draining'));
+    assert.equal(always.connections(), 2);
+  });
+
+  it('a connection reset reads as grpc-go words it, after a GOAWAY too', async () => {
+    const reset = await rawH2GoServer('reset');
+    cleanup.push(reset.close);
+    assert.deepEqual(await probe(req(reset.port)), rpcFailed('code = Unavailable desc = error reading from server: connection reset by peer'));
+    const goawayReset = await rawH2GoServer('goaway-reset');
+    cleanup.push(goawayReset.close);
+    assert.deepEqual(
+      await probe(req(goawayReset.port)),
+      rpcFailed('code = Unavailable desc = closing transport due to: connection error: desc = "error reading from server: connection reset by peer", received prior goaway: code: NO_ERROR'),
+    );
   });
 
   it('a stream the server refuses (REFUSED_STREAM) is sent again once, on the same connection, with the time then left', async () => {
