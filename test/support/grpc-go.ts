@@ -91,7 +91,7 @@ export async function grpcGoServer(options: GrpcGoServerOptions = {}): Promise<G
 }
 
 /** Connection-level behaviours of test/support/grpc-go-server/rawh2 (see its doc comment). */
-export type RawH2GoMode = 'goaway-first' | 'goaway-all' | 'goaway-reset' | 'reset';
+export type RawH2GoMode = 'goaway-first' | 'goaway-all' | 'goaway-reset' | 'reset' | 'goaway-start';
 
 export interface RawH2GoServer extends GrpcGoServer {
   /** Connections the server accepted so far. */

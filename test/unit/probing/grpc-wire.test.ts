@@ -141,6 +141,11 @@ describe('gRPC probe against servers that misbehave on the wire', () => {
     cleanup.push(always.close);
     assert.deepEqual(await probe(req(always.port)), rpcFailed('code = Unavailable desc = the connection is draining'));
     assert.equal(always.connections(), 2);
+    // A GOAWAY right after the server's SETTINGS, before any request: the call goes to a new connection.
+    const atStart = await rawH2GoServer('goaway-start');
+    cleanup.push(atStart.close);
+    assert.deepEqual(await probe(req(atStart.port)), { kind: 'success', output: 'service healthy' });
+    assert.equal(atStart.connections(), 2);
   });
 
   it('a connection reset reads as grpc-go words it, after a GOAWAY too', async () => {

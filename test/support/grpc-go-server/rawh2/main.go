@@ -9,6 +9,8 @@
 //	-mode goaway-all    every connection sends GOAWAY(0) at its first request and closes
 //	-mode goaway-reset  GOAWAY(last-stream-id = the request's stream), then a reset (RST)
 //	-mode reset         the connection is reset (RST) at the first request
+//	-mode goaway-start  the first connection sends GOAWAY(0) right after its SETTINGS,
+//	                    before any request, and stays open; later connections answer
 //
 // It listens on 127.0.0.1, prints the port on its first line of stdout, and
 // stops when stdin closes. Connections it accepted are counted on stderr.
@@ -60,6 +62,9 @@ func serve(c *net.TCPConn, mode string, first bool) {
 	}
 	fr := http2.NewFramer(c, c)
 	_ = fr.WriteSettings()
+	if mode == "goaway-start" && first {
+		_ = fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+	}
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -78,7 +83,7 @@ func serve(c *net.TCPConn, mode string, first bool) {
 			if drop(fr, c, mode, first, f.StreamID) {
 				return
 			}
-			if mode == "goaway-first" && first {
+			if (mode == "goaway-first" || mode == "goaway-start") && first {
 				continue
 			}
 			reply(fr, f.StreamID)
