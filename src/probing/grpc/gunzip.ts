@@ -80,8 +80,8 @@ function readHeader(src: Uint8Array, start: number): HeaderRead {
 
 const failed = (message: string): RpcError => ({ code: grpcCode.internal, message });
 
-/** The decompressed message, or the status error grpc-go fails the call with. */
-export function gunzipAsGo(src: Uint8Array, limit: number): { readonly bytes: Buffer } | RpcError {
+/** The decompressed message (one buffer per gzip member), or the status error grpc-go fails the call with. */
+export function gunzipAsGo(src: Uint8Array, limit: number): { readonly members: readonly Buffer[] } | RpcError {
   const first = readHeader(src, 0);
   if ('error' in first) return failed(`grpc: failed to decompress the message: ${first.error}`);
   const readError = (message: string): RpcError => failed(`grpc: failed to read decompressed data: ${message}`);
@@ -109,7 +109,7 @@ export function gunzipAsGo(src: Uint8Array, limit: number): { readonly bytes: Bu
     if (view.readUInt32LE(0) !== crc || view.readUInt32LE(4) !== inflated.buffer.length % 2 ** 32) return readError('gzip: invalid checksum');
     at += 8;
     const next = readHeader(src, at);
-    if ('error' in next) return next.error === 'EOF' ? { bytes: Buffer.concat(out) } : readError(next.error);
+    if ('error' in next) return next.error === 'EOF' ? { members: out } : readError(next.error);
     at = next.dataAt;
   }
 }

@@ -41,8 +41,8 @@ export class ResponseReader {
   #sawBytes = false;
   /** The response's grpc-encoding ("" when absent), as grpc-go's RecvCompress(). */
   #encoding = '';
-  /** The compressed message being received, when it is gzip. */
-  #compressed: Buffer[] | undefined;
+  /** The compressed message being received, when it is gzip: its declared length, filled as it arrives. */
+  #compressed: Buffer | undefined;
 
   /** The grpc-encoding of the response headers; call before the first push. */
   setEncoding(encoding: string | undefined): void {
@@ -83,7 +83,7 @@ export class ResponseReader {
       return at + n;
     }
     this.#scanner = new HealthResponseScanner(length);
-    this.#compressed = this.#header.readUInt8(0) === 1 && this.#encoding === 'gzip' ? [] : undefined;
+    this.#compressed = this.#header.readUInt8(0) === 1 && this.#encoding === 'gzip' ? Buffer.allocUnsafe(length) : undefined;
     this.#bodyLeft = length;
     if (length === 0) this.#complete();
     return at + n;
@@ -91,7 +91,7 @@ export class ResponseReader {
 
   #readBody(chunk: Uint8Array, at: number): number {
     const n = Math.min(this.#bodyLeft, chunk.length - at);
-    if (this.#compressed !== undefined) this.#compressed.push(Buffer.from(chunk.subarray(at, at + n)));
+    if (this.#compressed !== undefined) this.#compressed.set(chunk.subarray(at, at + n), this.#compressed.length - this.#bodyLeft);
     else this.#scanner?.push(chunk.subarray(at, at + n));
     this.#bodyLeft -= n;
     if (this.#bodyLeft === 0) this.#complete();
@@ -119,13 +119,14 @@ export class ResponseReader {
         this.#decided = internal(`grpc: Decompressor is not installed for grpc-encoding ${JSON.stringify(this.#encoding)}`);
         return;
       }
-      const inflated = gunzipAsGo(Buffer.concat(compressed), maxResponseMessageBytes);
+      const inflated = gunzipAsGo(compressed, maxResponseMessageBytes);
       if ('code' in inflated) {
         this.#decided = inflated;
         return;
       }
-      const scanner = new HealthResponseScanner(inflated.bytes.length);
-      scanner.push(inflated.bytes);
+      const length = inflated.members.reduce((sum, m) => sum + m.length, 0);
+      const scanner = new HealthResponseScanner(length);
+      for (const member of inflated.members) scanner.push(member);
       decoded = scanner.end();
     }
     if (flag > 1) this.#decided = internal(`grpc: received unexpected payload format ${flag}`);
