@@ -6,8 +6,12 @@
  * reports an error at the byte where grpc-go would fail the call, so the
  * caller can stop reading there: a length prefix above the 4 MiB limit fails
  * before any of the body is read, and a second message fails as it completes.
+ * The one exception is a gzip-compressed message (grpc-encoding: gzip, flag
+ * 1): grpc-go holds it whole (at most 4 MiB, checked first) and decompresses
+ * it at its end, and so does this reader.
  */
 import { maxResponseMessageBytes } from './codec.ts';
+import { gunzipAsGo } from './gunzip.ts';
 import { HealthResponseScanner } from './scanner.ts';
 import { grpcCode } from './status-codes.ts';
 import type { RpcError } from './status-codes.ts';
@@ -35,6 +39,15 @@ export class ResponseReader {
   #first: { readonly status: number } | undefined;
   #decided: RpcError | undefined;
   #sawBytes = false;
+  /** The response's grpc-encoding ("" when absent), as grpc-go's RecvCompress(). */
+  #encoding = '';
+  /** The compressed message being received, when it is gzip: its declared length, filled as it arrives. */
+  #compressed: Buffer | undefined;
+
+  /** The grpc-encoding of the response headers; call before the first push. */
+  setEncoding(encoding: string | undefined): void {
+    this.#encoding = encoding ?? '';
+  }
 
   /**
    * Feeds response DATA. Returns the error grpc-go fails the call with once
@@ -70,6 +83,7 @@ export class ResponseReader {
       return at + n;
     }
     this.#scanner = new HealthResponseScanner(length);
+    this.#compressed = this.#header.readUInt8(0) === 1 && this.#encoding === 'gzip' ? Buffer.allocUnsafe(length) : undefined;
     this.#bodyLeft = length;
     if (length === 0) this.#complete();
     return at + n;
@@ -77,20 +91,45 @@ export class ResponseReader {
 
   #readBody(chunk: Uint8Array, at: number): number {
     const n = Math.min(this.#bodyLeft, chunk.length - at);
-    this.#scanner?.push(chunk.subarray(at, at + n));
+    if (this.#compressed !== undefined) this.#compressed.set(chunk.subarray(at, at + n), this.#compressed.length - this.#bodyLeft);
+    else this.#scanner?.push(chunk.subarray(at, at + n));
     this.#bodyLeft -= n;
     if (this.#bodyLeft === 0) this.#complete();
     return at + n;
   }
 
-  /** A whole message was read: payload format, then unmarshal, then cardinality, as recv() checks them. */
+  /**
+   * A whole message was read: payload format (checkRecvPayload), then
+   * decompression, then unmarshal, then cardinality, as recv() checks them.
+   */
   #complete(): void {
     const flag = this.#header.readUInt8(0);
-    const decoded = this.#scanner?.end() ?? null;
+    let decoded = this.#scanner?.end() ?? null;
     this.#scanner = undefined;
+    const compressed = this.#compressed;
+    this.#compressed = undefined;
     this.#messages++;
-    if (flag === 1) this.#decided = internal('grpc: compressed flag set with identity or empty encoding');
-    else if (flag !== 0) this.#decided = internal(`grpc: received unexpected payload format ${flag}`);
+    if (flag === 1) {
+      if (this.#encoding === '' || this.#encoding === 'identity') {
+        this.#decided = internal('grpc: compressed flag set with identity or empty encoding');
+        return;
+      }
+      if (compressed === undefined) {
+        // Only gzip is registered in the kubelet binary.
+        this.#decided = internal(`grpc: Decompressor is not installed for grpc-encoding ${JSON.stringify(this.#encoding)}`);
+        return;
+      }
+      const inflated = gunzipAsGo(compressed, maxResponseMessageBytes);
+      if ('code' in inflated) {
+        this.#decided = inflated;
+        return;
+      }
+      const length = inflated.members.reduce((sum, m) => sum + m.length, 0);
+      const scanner = new HealthResponseScanner(length);
+      for (const member of inflated.members) scanner.push(member);
+      decoded = scanner.end();
+    }
+    if (flag > 1) this.#decided = internal(`grpc: received unexpected payload format ${flag}`);
     else if (decoded === null) this.#decided = internal('grpc: failed to unmarshal the received message: proto: cannot parse invalid wire-format data');
     else if (this.#messages > 1) this.#decided = anotherMessage();
     else this.#first = decoded;

@@ -61,10 +61,16 @@ function statusOf(block: IncomingHttpHeaders): { readonly final: RpcError } | { 
 /** The stream ended without trailers: why, in grpc-go's words. */
 function endWithoutTrailers(res: RawResponse): RpcError {
   switch (res.end.kind) {
-    case 'connection-lost':
-      return { code: grpcCode.unavailable, message: 'error reading from server: EOF' };
+    case 'connection-lost': {
+      const read = `error reading from server: ${res.end.reason}`;
+      // http2_client.go Close: a GOAWAY received before the loss is named, around the ConnectionError.
+      const message = res.end.goaway === undefined ? read : `closing transport due to: connection error: desc = ${JSON.stringify(read)}, received prior goaway: ${res.end.goaway}`;
+      return { code: grpcCode.unavailable, message };
+    }
+    case 'drained':
+      return { code: grpcCode.unavailable, message: 'the connection is draining' };
     case 'reset':
-      return rstStreamError(res.end.http2Code);
+      return rstStreamError(res.end.http2Code, res.end.pastDeadline === true);
     case 'closed':
       return res.headers === undefined
         ? rstStreamError(0)

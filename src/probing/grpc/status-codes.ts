@@ -64,9 +64,22 @@ const http2Errors: readonly (readonly [string, number])[] = [
   ['HTTP_1_1_REQUIRED', grpcCode.internal],
 ];
 
-/** grpc-go's status for a stream the server reset. */
-export function rstStreamError(http2Code: number): RpcError {
+/** Go's http2.ErrCode String(). */
+export function http2CodeName(http2Code: number): string {
+  return http2Errors[http2Code]?.[0] ?? `unknown error code 0x${http2Code.toString(16)}`;
+}
+
+/**
+ * grpc-go's status for a stream the server reset (http2_client.go
+ * handleRSTStream). A CANCEL that arrives once the call's deadline has
+ * passed is read as DeadlineExceeded ("likely the cause of this
+ * cancellation"): a grpc-go server resets the stream with CANCEL when the
+ * grpc-timeout it was sent runs out, which is just after the client's own.
+ */
+export function rstStreamError(http2Code: number, pastDeadline = false): RpcError {
   const known = http2Errors[http2Code];
-  const name = known?.[0] ?? `unknown error code 0x${http2Code.toString(16)}`;
-  return { code: known?.[1] ?? grpcCode.unknown, message: `stream terminated by RST_STREAM with error code: ${name}` };
+  const name = http2CodeName(http2Code);
+  let code = known?.[1] ?? grpcCode.unknown;
+  if (code === grpcCode.canceled && pastDeadline) code = grpcCode.deadlineExceeded;
+  return { code, message: `stream terminated by RST_STREAM with error code: ${name}` };
 }

@@ -55,6 +55,22 @@ describe('interpretResponse (grpc-go client semantics)', () => {
     });
   });
 
+  it('a CANCEL reset that arrives once the deadline has passed is DeadlineExceeded, as grpc-go handleRSTStream reads it', () => {
+    assert.deepEqual(interpretResponse(raw({ headers: undefined, trailers: undefined, end: { kind: 'reset', http2Code: 8, pastDeadline: true } })), {
+      code: 4,
+      message: 'stream terminated by RST_STREAM with error code: CANCEL',
+    });
+    assert.deepEqual(interpretResponse(raw({ trailers: undefined, end: { kind: 'reset', http2Code: 8, pastDeadline: false } })), {
+      code: 1,
+      message: 'stream terminated by RST_STREAM with error code: CANCEL',
+    });
+    // Only CANCEL: other codes keep their own mapping after the deadline.
+    assert.deepEqual(interpretResponse(raw({ headers: undefined, trailers: undefined, end: { kind: 'reset', http2Code: 2, pastDeadline: true } })), {
+      code: 13,
+      message: 'stream terminated by RST_STREAM with error code: INTERNAL_ERROR',
+    });
+  });
+
   it('reports how a stream ended without trailers', () => {
     assert.deepEqual(interpretResponse(raw({ trailers: undefined })), { code: 13, message: 'server closed the stream without sending trailers' });
     assert.deepEqual(interpretResponse(raw({ headers: undefined, trailers: undefined, end: { kind: 'reset', http2Code: 1 } })), {
@@ -73,7 +89,7 @@ describe('interpretResponse (grpc-go client semantics)', () => {
       code: 13,
       message: 'stream terminated by RST_STREAM with error code: NO_ERROR',
     });
-    assert.deepEqual(interpretResponse(raw({ trailers: undefined, end: { kind: 'connection-lost' } })), { code: 14, message: 'error reading from server: EOF' });
+    assert.deepEqual(interpretResponse(raw({ trailers: undefined, end: { kind: 'connection-lost', reason: 'EOF' } })), { code: 14, message: 'error reading from server: EOF' });
   });
 
   it('reads the message before the final status, as grpc-go does', () => {

@@ -4,6 +4,7 @@ import { after, describe, it } from 'node:test';
 import { reconnectDelayMs } from '../../../src/probing/grpc/dial.ts';
 import { createGrpcProber } from '../../../src/probing/grpc/index.ts';
 import type { GrpcProbeRequest } from '../../../src/probing/request.ts';
+import { rawH2GoServer } from '../../support/grpc-go.ts';
 import { rawH2Server, respondGrpc } from '../../support/grpc-servers.ts';
 import { tcpServer } from '../../support/loopback.ts';
 
@@ -32,11 +33,22 @@ describe('gRPC probe against servers that misbehave on the wire', () => {
     assert.deepEqual(await probe(req(port, { service: 'db' })), { kind: 'success', output: 'service healthy' });
     assert.ok(seen !== undefined);
     const h = seen.headers;
-    assert.deepEqual(
-      { method: h[':method'], scheme: h[':scheme'], path: h[':path'], authority: h[':authority'], ct: h['content-type'], te: h['te'], ua: h['user-agent'] },
-      { method: 'POST', scheme: 'http', path: '/grpc.health.v1.Health/Check', authority: `127.0.0.1:${port}`, ct: 'application/grpc', te: 'trailers', ua: 'kube-probe/1.37' },
-    );
-    const timeout = String(h['grpc-timeout']);
+    // Recorded from the kubelet's prober (k8s.io/kubernetes v1.37.2, grpc-go
+    // 1.82.1, gzip linked) against a recording node:http2 server: these
+    // fields, in this order, and nothing else.
+    const { 'grpc-timeout': timeout = '', ...rest } = h;
+    assert.deepEqual(Object.entries(rest), [
+      [':method', 'POST'],
+      [':scheme', 'http'],
+      [':path', '/grpc.health.v1.Health/Check'],
+      [':authority', `127.0.0.1:${port}`],
+      ['content-type', 'application/grpc'],
+      ['user-agent', 'kube-probe/1.37 grpc-go/1.82.1'],
+      ['te', 'trailers'],
+      ['grpc-accept-encoding', 'gzip'],
+    ]);
+    assert.deepEqual(Object.keys(h).slice(-1), ['grpc-timeout']);
+    assert.ok(typeof timeout === 'string');
     assert.match(timeout, /^\d{1,8}u$/);
     assert.ok(Number(timeout.slice(0, -1)) <= 1_000_000 && Number(timeout.slice(0, -1)) > 900_000, timeout);
     assert.deepEqual([...seen.body], [0, 0, 0, 0, 4, 0x0a, 2, 0x64, 0x62]);
@@ -96,12 +108,74 @@ describe('gRPC probe against servers that misbehave on the wire', () => {
   it('RST_STREAM, GOAWAY with an error and a dropped connection are rpc failures', async () => {
     const rst = await serve((stream) => stream.close(http2.constants.NGHTTP2_PROTOCOL_ERROR));
     assert.deepEqual(await probe(req(rst)), rpcFailed('code = Internal desc = stream terminated by RST_STREAM with error code: PROTOCOL_ERROR'));
-    const refused = await serve((stream) => stream.close(http2.constants.NGHTTP2_REFUSED_STREAM));
+    let refusals = 0;
+    const refused = await serve((stream) => {
+      refusals++;
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+    });
     assert.deepEqual(await probe(req(refused)), rpcFailed('code = Unavailable desc = stream terminated by RST_STREAM with error code: REFUSED_STREAM'));
+    assert.equal(refusals, 2, "grpc-go's one transparent retry, then the refusal is the answer");
+    // node:http2 drops the connection at once on a GOAWAY with an error code,
+    // so outprobe fails here; the kubelet keeps waiting for the stream the
+    // GOAWAY still covers (against this server: the deadline). A listed difference.
     const goaway = await serve((stream) => stream.session?.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, 0));
-    assert.deepEqual(await probe(req(goaway)), rpcFailed('code = Unavailable desc = error reading from server: EOF'));
+    assert.deepEqual(
+      await probe(req(goaway)),
+      rpcFailed('code = Unavailable desc = closing transport due to: connection error: desc = "error reading from server: EOF", received prior goaway: code: ENHANCE_YOUR_CALM'),
+    );
+    // A node:http2 server sends GOAWAY(NO_ERROR) as it destroys the socket: the kubelet names it.
     const dropped = await serve((stream) => stream.session?.socket.destroy());
-    assert.deepEqual(await probe(req(dropped)), rpcFailed('code = Unavailable desc = error reading from server: EOF'));
+    assert.deepEqual(
+      await probe(req(dropped)),
+      rpcFailed('code = Unavailable desc = closing transport due to: connection error: desc = "error reading from server: EOF", received prior goaway: code: NO_ERROR'),
+    );
+  });
+
+  // Expected outputs recorded from the kubelet's prober against the same Go server.
+  it('a GOAWAY that leaves the stream out (last-stream-id 0) is retried once on a new connection', async () => {
+    const once = await rawH2GoServer('goaway-first');
+    cleanup.push(once.close);
+    assert.deepEqual(await probe(req(once.port)), { kind: 'success', output: 'service healthy' });
+    assert.equal(once.connections(), 2);
+    const always = await rawH2GoServer('goaway-all');
+    cleanup.push(always.close);
+    assert.deepEqual(await probe(req(always.port)), rpcFailed('code = Unavailable desc = the connection is draining'));
+    assert.equal(always.connections(), 2);
+    // A GOAWAY right after the server's SETTINGS, before any request: the call goes to a new connection.
+    const atStart = await rawH2GoServer('goaway-start');
+    cleanup.push(atStart.close);
+    assert.deepEqual(await probe(req(atStart.port)), { kind: 'success', output: 'service healthy' });
+    assert.equal(atStart.connections(), 2);
+  });
+
+  it('a connection reset reads as grpc-go words it, after a GOAWAY too', async () => {
+    const reset = await rawH2GoServer('reset');
+    cleanup.push(reset.close);
+    assert.deepEqual(await probe(req(reset.port)), rpcFailed('code = Unavailable desc = error reading from server: connection reset by peer'));
+    const goawayReset = await rawH2GoServer('goaway-reset');
+    cleanup.push(goawayReset.close);
+    assert.deepEqual(
+      await probe(req(goawayReset.port)),
+      rpcFailed('code = Unavailable desc = closing transport due to: connection error: desc = "error reading from server: connection reset by peer", received prior goaway: code: NO_ERROR'),
+    );
+  });
+
+  it('a stream the server refuses (REFUSED_STREAM) is sent again once, on the same connection, with the time then left', async () => {
+    const seen: { headers: http2.IncomingHttpHeaders; session: http2.Http2Session | undefined }[] = [];
+    const s = await rawH2Server((stream, headers) => {
+      seen.push({ headers, session: stream.session });
+      if (seen.length === 1) stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      else respondGrpc(stream, Buffer.from([0x08, 1]));
+    });
+    cleanup.push(s.close);
+    assert.deepEqual(await probe(req(s.port)), { kind: 'success', output: 'service healthy' });
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0]?.session, seen[1]?.session);
+    assert.equal(s.sessions.opened, 1);
+    const timeouts = seen.map((x) => Number(String(x.headers['grpc-timeout']).slice(0, -1)));
+    assert.ok((timeouts[1] ?? 0) < (timeouts[0] ?? 0), String(timeouts));
+    // No grpc-previous-rpc-attempts: a transparent retry is not a retry attempt.
+    assert.deepEqual(Object.keys(seen[0]?.headers ?? {}), Object.keys(seen[1]?.headers ?? {}));
   });
 
   it('a GOAWAY that lets the stream hang ends at the deadline', async () => {

@@ -84,9 +84,9 @@ describe('gRPC probe against grpc-js servers (grpc-health-check HealthImplementa
     await probeAs(req(s.port, { service: 'ünïcødé/サービス' }));
     await probeAs(req(s.port));
     assert.deepEqual(s.seen, [
-      { userAgent: 'kube-probe/1.37', service: 'grpc.health.v1.Health' },
-      { userAgent: 'kube-probe/1.37', service: 'ünïcødé/サービス' },
-      { userAgent: 'kube-probe/1.37', service: '' },
+      { userAgent: 'kube-probe/1.37 grpc-go/1.82.1', service: 'grpc.health.v1.Health' },
+      { userAgent: 'kube-probe/1.37 grpc-go/1.82.1', service: 'ünïcødé/サービス' },
+      { userAgent: 'kube-probe/1.37 grpc-go/1.82.1', service: '' },
     ]);
   });
 
