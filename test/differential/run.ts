@@ -45,12 +45,26 @@ interface Instance {
 
 const hostOf = (s: Scenario): string => (s.family === 6 ? '::1' : '127.0.0.1');
 
+/**
+ * A port nothing listens on, for "connection refused" scenarios. Taken below
+ * the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by
+ * default), where every other scenario server binds (port 0), so none of them
+ * can take it over before the probe runs.
+ */
 async function freePort(host: string): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, host, r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const srv = net.createServer();
+    const ok = await new Promise<boolean>((r) => {
+      srv.once('error', () => r(false));
+      srv.listen(port, host, () => r(true));
+    });
+    if (ok) {
+      await new Promise<void>((r) => srv.close(() => r()));
+      return port;
+    }
+  }
+  throw new Error(`no free port below the ephemeral range on ${host} after 100 attempts`);
 }
 
 /** Starts one instance of a scenario's servers (target, plus O/V/S for redirect scenarios). */
@@ -72,8 +86,16 @@ async function start(s: Scenario, realGrpc: (host: string) => Promise<number>): 
     if (t.aux === true) {
       const named = (tag: string, body: string) => () => [`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`];
       const o = await rawServer({ host, tls: false, tag: 'O', rec, ports: get, reply: (h) => named('O', `other ${/^GET (\S*)/.exec(h)?.[1] ?? ''}`)() });
-      const v = await rawServer({ host: '127.0.0.2', tls: false, tag: 'V', rec, ports: get, reply: (h) => named('V', `victim ${/^GET (\S*)/.exec(h)?.[1] ?? ''}`)() });
       const sv = await rawServer({ host, tls: true, tag: 'S', rec, ports: get, reply: (h) => named('S', `tls ${/^GET (\S*)/.exec(h)?.[1] ?? ''}`)() });
+      // The victim listens on another address, where the kernel may hand out the port number
+      // of T, O or S again: ports are told apart by number in the comparison, so V takes another one.
+      const victim = () => rawServer({ host: '127.0.0.2', tls: false, tag: 'V', rec, ports: get, reply: (h) => named('V', `victim ${/^GET (\S*)/.exec(h)?.[1] ?? ''}`)() });
+      let v = await victim();
+      for (let attempt = 0; attempt < 10 && [closers[0]?.port, o.port, sv.port].includes(v.port); attempt++) {
+        const taken = v;
+        v = await victim();
+        taken.close();
+      }
       closers.push(o, v, sv);
       ports.O = o.port;
       ports.V = v.port;
