@@ -141,7 +141,9 @@ describe('watching a list of namespaces', () => {
     const stop = new AbortController();
     const done = controller.run(stop.signal);
     const patched = (): string[] => seen.filter((s) => s.method === 'PATCH' && s.path.startsWith('/api/v1/')).map((s) => s.path).sort();
-    for (let i = 0; i < 150 && patched().length < 2; i++) await sleep(20);
+    const statusWritten = (): number => new Set(seen.filter((s) => s.method === 'PATCH' && s.path.startsWith('/apis/')).map((s) => s.path)).size;
+    // Gate writes and the first status write of each policy, in whatever order they come.
+    for (let i = 0; i < 250 && (patched().length < 2 || statusWritten() < 2); i++) await sleep(20);
     await sleep(300); // time for any write to the smuggled pods to show up
     stop.abort();
     await done;
