@@ -123,10 +123,14 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
   };
 }
 
+/** `a, b,,a` → `[a, b, a]`; unset or empty → `[]`. */
+function items(value: string | boolean | undefined): string[] {
+  return typeof value === 'string' ? value.split(',').map((v) => v.trim()).filter((v) => v !== '') : [];
+}
+
 /** `a, b,,a` → `[a, b]`; unset or empty → `[]`. */
 function listOf(value: string | boolean | undefined): string[] {
-  if (typeof value !== 'string') return [];
-  return [...new Set(value.split(',').map((v) => v.trim()).filter((v) => v !== ''))];
+  return [...new Set(items(value))];
 }
 
 /** What the installer lets ProbePolicy authors do (issue #10): exec, and remediation limits. */
@@ -143,8 +147,8 @@ function trustConfig(get: (name: keyof typeof options) => string | boolean | und
 
 /** `*` (alone) means every namespace; otherwise a comma-separated list, empty entries dropped. */
 function listOrAll(value: string | boolean | undefined): '*' | string[] {
-  const items = typeof value === 'string' ? value.split(',').map((v) => v.trim()).filter((v) => v !== '') : [];
-  return items.length === 1 && items[0] === '*' ? '*' : items;
+  const list = items(value);
+  return list.length === 1 && list[0] === '*' ? '*' : list;
 }
 
 function shardingConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {
