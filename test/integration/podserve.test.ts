@@ -120,7 +120,9 @@ void describe('podserve on loopback', () => {
   void test('refuses bad requests with a code, and names the port it could not bind', async () => {
     await rejectsWith(ps.add({ pod: 'x', ip: '10.1.2.3', ports: PORTS, healthy: true }), 'bad_request', /only 127\.0\.0\.0\/8/);
     await rejectsWith(ps.add({ pod: 'x', ip: lo(7), netns: '/etc/passwd', ports: PORTS, healthy: true }), 'bad_request', /198\.18\.0\.0\/15|netns/);
-    await rejectsWith(ps.add({ pod: 'x', ip: lo(7), ports: [], healthy: true }), 'bad_request', /0 ports/);
+    const many = Array.from({ length: 17 }, (_, i): ServedPort => ({ port: 20000 + i, name: 'http', kind: 'http' }));
+    await rejectsWith(ps.add({ pod: 'x', ip: lo(7), ports: many, healthy: true }), 'bad_request', /17 ports \(at most 16\)/);
+    await rejectsWith(ps.add({ pod: 'x', ip: lo(7), ports: [{ port: 1, name: 'u', kind: 'udp' as 'tcp' }], healthy: true }), 'bad_request', /kind "udp"/);
     await rejectsWith(ps.setDelay('nope', 5), 'not_found', /not served/);
 
     const blocker = net.createServer();

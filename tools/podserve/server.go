@@ -78,8 +78,8 @@ func validAddress(req request) error {
 }
 
 func validPorts(req request) error {
-	if len(req.Ports) == 0 || len(req.Ports) > maxPorts {
-		return failf("bad_request", "pod %s: %d ports (want 1..%d)", req.Pod, len(req.Ports), maxPorts)
+	if len(req.Ports) > maxPorts { // none is fine: a pod that declares no port is served with nothing
+		return failf("bad_request", "pod %s: %d ports (at most %d)", req.Pod, len(req.Ports), maxPorts)
 	}
 	seen := map[int]bool{}
 	for _, p := range req.Ports {
