@@ -1,16 +1,22 @@
-// Minimal clients for checking simulated pod endpoints in tests (loopback only).
+// Minimal clients for checking simulated pod endpoints in tests: they send only
+// to loopback (127.0.0.0/8) and the local pod network (198.18.0.0/15, RFC 2544,
+// docs/adr/0014-pod-network.md), never anywhere else.
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { service } from 'grpc-health-check';
 import { request } from 'undici';
 
-function assertLoopback(ip: string): void {
-  if (!ip.startsWith('127.')) throw new Error(`refusing to send test traffic to ${ip}`);
+const allowed = new net.BlockList();
+allowed.addSubnet('127.0.0.0', 8, 'ipv4');
+allowed.addSubnet('198.18.0.0', 15, 'ipv4');
+
+function assertTestAddress(ip: string): void {
+  if (!net.isIPv4(ip) || !allowed.check(ip, 'ipv4')) throw new Error(`refusing to send test traffic to ${ip}`);
 }
 
 /** HTTP GET status code. */
 export async function httpStatus(ip: string, port: number, path = '/healthz'): Promise<number> {
-  assertLoopback(ip);
+  assertTestAddress(ip);
   const res = await request(`http://${ip}:${port}${path}`, { reset: true, signal: AbortSignal.timeout(2000) });
   await res.body.dump();
   return res.statusCode;
@@ -18,7 +24,7 @@ export async function httpStatus(ip: string, port: number, path = '/healthz'): P
 
 /** True when a TCP connection is accepted. */
 export function tcpConnects(ip: string, port: number): Promise<boolean> {
-  assertLoopback(ip);
+  assertTestAddress(ip);
   return new Promise((resolve) => {
     const sock = net.connect({ host: ip, port, timeout: 2000 });
     sock.once('connect', () => { sock.destroy(); resolve(true); });
@@ -33,7 +39,7 @@ interface HealthClient extends grpc.Client {
 
 /** grpc.health.v1 Check status as a string (SERVING, NOT_SERVING, ...). */
 export function grpcHealth(ip: string, port: number): Promise<string> {
-  assertLoopback(ip);
+  assertTestAddress(ip);
   const Ctor = grpc.makeGenericClientConstructor(service, 'Health');
   const client = new Ctor(`${ip}:${port}`, grpc.credentials.createInsecure()) as unknown as HealthClient;
   return new Promise((resolve, reject) => {

@@ -1,49 +1,59 @@
 // Simulated workloads: watches the pods of a namespace (optionally a label
-// selector) and, for every Running pod with a 127.x pod IP, serves its declared
-// container ports (see pod-server.ts) until the pod is deleted. Tests and the demo
-// flip health per pod with setHealthy().
+// selector) and serves every Running pod's declared container ports through one
+// podserve process (test/support/podserve) until the pod is deleted. Without a
+// sandbox provider pods are 127.x addresses served on loopback; with one, pod
+// IPs are in 198.18.0.0/15 and each pod is served inside the network namespace
+// the provider returns (docs/adr/0014-pod-network.md). Tests and the demo flip
+// health per pod with setHealthy().
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, WatchEvent } from '../cluster/kube.ts';
-import type { PodPort } from './pod-server.ts';
-import { isSimulatedPodIp, PodServer, portKind } from './pod-server.ts';
+import { startPodserve } from '../podserve/index.ts';
+import type { Podserve } from '../podserve/index.ts';
+import type { PodObject } from './pods.ts';
+import { isPodNetworkIp, isSimulatedPodIp, podPorts } from './pods.ts';
+import { servePod } from './served-pod.ts';
+import type { ServedPod } from './served-pod.ts';
 
-export { PodServer, portKind } from './pod-server.ts';
-export type { PodPort, PortKind } from './pod-server.ts';
+export { isPodNetworkIp, isSimulatedPodIp, podPorts, portKind } from './pods.ts';
+export type { PodPort, PortKind } from './pods.ts';
+export type { ServedPod } from './served-pod.ts';
+
+/** What the workloads tell a sandbox provider about a pod they are about to serve. */
+export interface SandboxPod {
+  readonly name: string;
+  readonly uid: string;
+  readonly ip: string;
+  readonly nodeName: string;
+}
+
+/** Gives each pod a network namespace (the pod network's part), and takes it back. */
+export interface SandboxProvider {
+  attach(pod: SandboxPod): Promise<{ netnsPath?: string }>;
+  detach(ip: string): Promise<void>;
+}
 
 export interface WorkloadsOptions {
   readonly kube: KubeClient;
   readonly namespace: string;
   readonly labelSelector?: string;
   readonly log?: (msg: string) => void;
+  /** Pod namespaces; @default none: pods are 127.x addresses served on loopback. */
+  readonly sandbox?: SandboxProvider;
+  /** A podserve to share (not closed by stop()); @default one started for these workloads and closed by stop(). */
+  readonly podserve?: Podserve;
 }
 
-interface PodObject {
-  metadata?: { name?: string; uid?: string; resourceVersion?: string };
-  spec?: { containers?: { ports?: { containerPort: number; name?: string; protocol?: string }[] }[] };
-  status?: { phase?: string; podIP?: string };
-}
-
-interface Served { readonly uid: string; readonly server: PodServer }
+interface Served { readonly uid: string; readonly server: ServedPod }
 
 export interface Workloads {
   /** Pods currently served, by name. */
   servedPods(): string[];
-  server(podName: string): PodServer | undefined;
+  server(podName: string): ServedPod | undefined;
   /** Flips a pod's health (remembered for pods not served yet). */
   setHealthy(podName: string, healthy: boolean): Promise<void>;
   /** Resolves once `count` pods are served. */
   waitServing(count: number, timeoutMs?: number): Promise<string[]>;
   stop(): Promise<void>;
-}
-
-export function podPorts(pod: PodObject): PodPort[] {
-  const out: PodPort[] = [];
-  for (const c of pod.spec?.containers ?? []) {
-    for (const p of c.ports ?? []) {
-      if ((p.protocol ?? 'TCP') === 'TCP') out.push({ port: p.containerPort, name: p.name ?? '', kind: portKind(p.name ?? '') });
-    }
-  }
-  return out;
 }
 
 export function startWorkloads(o: WorkloadsOptions): Workloads {
@@ -56,12 +66,31 @@ export function startWorkloads(o: WorkloadsOptions): Workloads {
     chain = chain.then(fn).catch((err: unknown) => { log(`workloads: ${String(err)}`); });
   };
 
+  const owned = o.podserve === undefined;
+  const podserve: Promise<Podserve> = o.podserve !== undefined ? Promise.resolve(o.podserve) : startPodserve({ log: (l) => { log(`podserve: ${l}`); } });
+  podserve.catch((err: unknown) => { log(`workloads: podserve did not start: ${String(err)}`); });
+  const key = (name: string): string => `${o.namespace}/${name}`;
+  const acceptsIp = (ip: unknown): ip is string => (o.sandbox === undefined ? isSimulatedPodIp(ip) : isPodNetworkIp(ip));
+
   const drop = async (name: string): Promise<void> => {
     const s = served.get(name);
     if (s === undefined) return;
     served.delete(name);
-    await s.server.stop();
+    await (await podserve).remove(key(name));
+    await o.sandbox?.detach(s.server.ip);
     log(`workloads: stopped serving ${name}`);
+  };
+
+  /** Attaches the pod's sandbox (if any) and serves its ports there; detaches again if serving fails. */
+  const serve = async (pod: PodObject, ip: string): Promise<ServedPod> => {
+    const name = pod.metadata?.name ?? '';
+    const sandbox = o.sandbox === undefined ? undefined : await o.sandbox.attach({ name, uid: pod.metadata?.uid ?? '', ip, nodeName: pod.spec?.nodeName ?? '' });
+    try {
+      return await servePod({ ps: await podserve, key: key(name), ip, ports: podPorts(pod), netnsPath: sandbox?.netnsPath, healthy: health.get(name) ?? true });
+    } catch (err) {
+      if (o.sandbox !== undefined) await o.sandbox.detach(ip);
+      throw err;
+    }
   };
 
   const reconcile = async (type: string, pod: PodObject): Promise<void> => {
@@ -71,11 +100,11 @@ export function startWorkloads(o: WorkloadsOptions): Workloads {
     if (type === 'DELETED' || (cur !== undefined && cur.uid !== uid)) await drop(name);
     if (type === 'DELETED' || served.has(name)) return;
     const ip = pod.status?.podIP;
-    if (pod.status?.phase !== 'Running' || !isSimulatedPodIp(ip)) return;
-    const server = new PodServer(ip, podPorts(pod), health.get(name) ?? true);
-    await server.start();
+    if (pod.status?.phase !== 'Running' || !acceptsIp(ip)) return;
+    const server = await serve(pod, ip);
     served.set(name, { uid, server });
-    log(`workloads: serving ${name} on ${ip} ports ${server.ports.map((p) => `${p.port}/${p.kind}`).join(',')}`);
+    const where = server.netnsPath === undefined ? '' : ` in ${server.netnsPath}`;
+    log(`workloads: serving ${name} on ${ip}${where} ports ${server.ports.map((p) => `${p.port}/${p.kind}`).join(',')}`);
   };
 
   const base = `/api/v1/namespaces/${o.namespace}/pods`;
@@ -128,7 +157,8 @@ export function startWorkloads(o: WorkloadsOptions): Workloads {
       abort.abort();
       await running;
       await chain;
-      for (const name of [...served.keys()]) await drop(name);
+      for (const name of [...served.keys()]) await drop(name).catch((err: unknown) => { log(`workloads: ${String(err)}`); });
+      if (owned) await (await podserve.catch(() => undefined))?.close();
     },
   };
 }

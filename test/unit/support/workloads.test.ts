@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { kubeconfigFor } from '../../support/cluster/kubeconfig.ts';
 import { fakeNode } from '../../support/cluster/nodes.ts';
 import { podPorts } from '../../support/workloads/index.ts';
-import { isSimulatedPodIp, portKind } from '../../support/workloads/pod-server.ts';
+import { isPodNetworkIp, isSimulatedPodIp, portKind } from '../../support/workloads/pods.ts';
 
 void test('port kind follows the port name', () => {
   assert.equal(portKind('grpc-health'), 'grpc');
@@ -19,6 +19,15 @@ void test('only 127.x addresses other than the control plane are pod IPs', () =>
   assert.equal(isSimulatedPodIp('10.0.0.5'), false);
   assert.equal(isSimulatedPodIp('::1'), false);
   assert.equal(isSimulatedPodIp(undefined), false);
+});
+
+void test('pod network IPs are exactly 198.18.0.0/15', () => {
+  assert.equal(isPodNetworkIp('198.18.0.1'), true);
+  assert.equal(isPodNetworkIp('198.19.255.254'), true);
+  assert.equal(isPodNetworkIp('198.20.0.1'), false);
+  assert.equal(isPodNetworkIp('198.17.255.255'), false);
+  assert.equal(isPodNetworkIp('127.1.0.2'), false);
+  assert.equal(isPodNetworkIp(undefined), false);
 });
 
 void test('podPorts keeps TCP container ports of every container', () => {
