@@ -1,6 +1,6 @@
 // One served pod: its listeners (HTTP, bare TCP, gRPC health), its health, its
 // artificial response delay and its request counters. HTTP answers 200 "ok\n" /
-// 503 "unhealthy\n" on every path; gRPC health reports SERVING / NOT_SERVING;
+// 503 "unhealthy\n" on every path, naming the pod in an X-Pod header; gRPC health reports SERVING / NOT_SERVING;
 // the bare TCP port listens only while the pod is healthy.
 package main
 
@@ -120,6 +120,7 @@ func (p *pod) serveHTTP(l net.Listener) {
 			p.http.Add(1)
 			p.wait(r.Context())
 			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("X-Pod", p.name) // which pod answered: the Service clients of the demo and the partition test count by it
 			if p.healthy.Load() {
 				w.WriteHeader(http.StatusOK)
 				_, _ = w.Write([]byte("ok\n"))
