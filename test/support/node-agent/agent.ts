@@ -11,10 +11,10 @@
 import type { Clock, ProbeKind, Random } from '../../../src/kernel/index.ts';
 import type { KubeClient } from '../../../src/kube/index.ts';
 import { isKubeError, Reflector } from '../../../src/kube/index.ts';
-import { containerStarted, instanceOf, sameInstance } from '../../../src/results/index.ts';
+import { containerStarted, instanceOf, restartGracePeriodMs, sameInstance } from '../../../src/results/index.ts';
 import type { Transition } from '../../../src/results/index.ts';
 import type { AgentContainer, AgentPod, Raw } from './pod.ts';
-import { projectAgentPod } from './pod.ts';
+import { projectAgentPod, statusOf } from './pod.ts';
 import { toProbeSpec } from './probe-spec.ts';
 import { applyRestarts } from './restart.ts';
 import { statusPatch } from './status.ts';
@@ -132,8 +132,13 @@ export class NodeAgent {
           this.#unsupportedOnce(entry.pod, c, kind);
           return null;
         }
+        const status = statusOf(entry.pod, c);
+        // A restarted agent inherits a container's readiness if it started before the agent did (minus the kubelet's grace).
+        const seed = kind === 'readiness' && status !== undefined
+          ? { value: status['ready'] === true ? 'success' as const : 'failure' as const, startedBefore: this.#startedAt - restartGracePeriodMs }
+          : undefined;
         const worker = new ProbeWorker({
-          kind, container: c, spec, pod: () => entry.pod, started,
+          kind, container: c, spec, pod: () => entry.pod, started, seed,
           onTransition: (t) => { this.#onTransition(key, entry, c, t); },
         }, { clock: this.#o.clock, random: this.#o.random, runProbe: this.#o.runProbe, agentStartedAt: this.#startedAt });
         this.#track(worker.run(entry.stop.signal));

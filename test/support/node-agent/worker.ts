@@ -12,7 +12,7 @@ import type { ProbeSpec } from '../../../src/policy/index.ts';
 import type { Outcome } from '../../../src/probing/index.ts';
 import { errored, probeWithRetries } from '../../../src/probing/index.ts';
 import { createTarget, decide, record } from '../../../src/results/index.ts';
-import type { ContainerView, PodPhase, TargetState, Transition } from '../../../src/results/index.ts';
+import type { ContainerView, PodPhase, Seed, TargetState, TargetView, Transition } from '../../../src/results/index.ts';
 import { AddressGuard, buildRequest } from '../../../src/targets/index.ts';
 import type { ProbeRequest } from '../../../src/targets/index.ts';
 import type { AgentContainer, AgentPod } from './pod.ts';
@@ -37,6 +37,8 @@ export interface WorkerOptions {
   /** Whether the container counts as started (startup probe passed, or none). */
   readonly started: () => boolean;
   readonly onTransition: (t: Transition) => void;
+  /** A value inherited from the pod's status (the kubelet's restart rule). @default none */
+  readonly seed?: Seed | undefined;
 }
 
 export function containerView(pod: AgentPod, c: AgentContainer): ContainerView | undefined {
@@ -68,7 +70,18 @@ export class ProbeWorker {
     const pod = o.pod();
     this.state = createTarget({ podUid: pod?.uid ?? '', container: o.container.name, kind: o.kind, policy: 'node-agent' }, {
       config: { successThreshold: o.spec.successThreshold, failureThreshold: o.spec.failureThreshold, initialDelaySeconds: o.spec.initialDelaySeconds },
+      seed: o.seed,
     });
+    // Take in the current instance (and a seed) at once, without probing, so the
+    // agent's first write already knows this instance's value.
+    const d = decide(this.state, this.#view(deps.clock.now()), deps.clock.now());
+    this.state = d.probeNow ? { ...d.state, probeNowArmed: true } : d.state;
+  }
+
+  #view(now: number): TargetView {
+    const pod = this.#o.pod();
+    const podView = pod === undefined ? undefined : { uid: pod.uid, phase: pod.phase as PodPhase, deletionTimestamp: pod.deleting ? now : undefined };
+    return { pod: podView, container: pod === undefined ? undefined : containerView(pod, this.#o.container), started: this.#o.started() };
   }
 
   /** A pod event: look at the pod now rather than at the next tick. */
@@ -92,9 +105,7 @@ export class ProbeWorker {
   async #pass(woken: boolean, due: number, periodMs: number, signal: AbortSignal): Promise<number> {
     const now = this.#d.clock.now();
     const pod = this.#o.pod();
-    const podView = pod === undefined ? undefined : { uid: pod.uid, phase: pod.phase as PodPhase, deletionTimestamp: pod.deleting ? now : undefined };
-    const view = { pod: podView, container: pod === undefined ? undefined : containerView(pod, this.#o.container), started: this.#o.started() };
-    const d = decide(this.state, view, now);
+    const d = decide(this.state, this.#view(now), now);
     this.state = d.state;
     if (d.emitted !== null) this.#o.onTransition(d.emitted);
     if (d.action === 'stop') return due;
