@@ -78,14 +78,14 @@ export function makeFaults(plan: AddressPlan, record: (e: RecordEntry) => void):
       tables: isolateFromPodsTables(nextName(), ip, plan.nodes.map((n) => n.podCidr)),
     }]),
     blackholeNode: (node) => install([{ netns: nodeOf(node).netns, tables: blackholeTables(nextName()) }]),
-    degrade: (o) => {
+    degrade: async (o) => {
       const d: Degrade = { ...o, to: inCluster(o.to), ...(o.from === undefined ? {} : { from: inCluster(o.from) }) };
       const name = nextName();
       const from = d.from;
       const nodes = plan.nodes.filter((n) => from === undefined || cidrsOverlap(from, n.subnet) || cidrContains(from, n.ip));
       const placed: Placed[] = nodes.map((n) => ({ netns: n.netns, tables: degradeNodeTables(name, d) }));
       if (from === undefined || cidrContains(from, plan.hostIp)) placed.push({ netns: undefined, tables: degradeHostTables(name, d) });
-      return install(placed);
+      return await install(placed);
     },
     healAll: async () => { await Promise.all([...active].map((h) => h.heal())); },
   };

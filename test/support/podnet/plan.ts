@@ -86,7 +86,7 @@ export function addressPlan(slot: number, nodes: number): AddressPlan {
 /** The node by name (`kwok-node-<i>`), fabric address, or any address of its /24. */
 export function findNode(plan: AddressPlan, ipOrName: string): NodePlan | undefined {
   const byName = plan.nodes.find((n) => n.name === ipOrName || n.netns === ipOrName);
-  if (byName !== undefined) return byName;
+  if (byName !== undefined || !/^\d+\.\d+\.\d+\.\d+$/.test(ipOrName)) return byName;
   return plan.nodes.find((n) => n.ip === ipOrName || cidrContains(n.subnet, ipOrName));
 }
 
