@@ -4,16 +4,24 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   blackholeTables, degradeHostTables, degradeNodeTables, degradeStatements, isolateFromPodsTables, isolatePodTables,
+  type TableText,
 } from '../../support/podnet/rules.ts';
 
+function first(ts: readonly TableText[]): TableText {
+  const t = ts[0];
+  assert.ok(t !== undefined);
+  return t;
+}
+
 void test('isolatePod drops only forwarded traffic between the pod and the uplink', () => {
-  const [t, ...rest] = isolatePodTables('opn1-f1', '198.18.17.5');
-  assert.equal(rest.length, 0);
-  assert.equal(t?.family, 'inet');
-  assert.match(t?.text ?? '', /type filter hook forward priority -10; policy accept;/);
-  assert.match(t?.text ?? '', /iifname "uplink" ip daddr 198\.18\.17\.5 drop/);
-  assert.match(t?.text ?? '', /oifname "uplink" ip saddr 198\.18\.17\.5 drop/);
-  assert.doesNotMatch(t?.text ?? '', /hook (input|output)/);
+  const all = isolatePodTables('opn1-f1', '198.18.17.5');
+  assert.equal(all.length, 1);
+  const t = first(all);
+  assert.equal(t.family, 'inet');
+  assert.match(t.text, /type filter hook forward priority -10; policy accept;/);
+  assert.match(t.text, /iifname "uplink" ip daddr 198\.18\.17\.5 drop/);
+  assert.match(t.text, /oifname "uplink" ip saddr 198\.18\.17\.5 drop/);
+  assert.doesNotMatch(t.text, /hook (input|output)/);
 });
 
 void test('isolateFromPods covers routed (inet) and same-bridge (bridge) traffic to every podCIDR', () => {
@@ -23,10 +31,10 @@ void test('isolateFromPods covers routed (inet) and same-bridge (bridge) traffic
 });
 
 void test('blackholeNode drops everything at the uplink device, both ways', () => {
-  const [t] = blackholeTables('opn1-f3');
-  assert.equal(t?.family, 'netdev');
-  assert.match(t?.text ?? '', /hook ingress device "uplink"[^}]*\n\s+drop\n/);
-  assert.match(t?.text ?? '', /hook egress device "uplink"[^}]*\n\s+drop\n/);
+  const t = first(blackholeTables('opn1-f3'));
+  assert.equal(t.family, 'netdev');
+  assert.match(t.text, /hook ingress device "uplink"[^}]*\n\s+drop\n/);
+  assert.match(t.text, /hook egress device "uplink"[^}]*\n\s+drop\n/);
 });
 
 void test('degrade: loss uses numgen, 100% omits it, reset answers TCP with RST and the rest with ICMP', () => {
@@ -42,10 +50,10 @@ void test('degrade: loss uses numgen, 100% omits it, reset answers TCP with RST 
 });
 
 void test('degrade is placed where packets originate: node bridge ingress, node output, host output', () => {
-  const [node] = degradeNodeTables('opn1-f4', { to: '198.18.2.5/32' });
-  assert.match(node?.text ?? '', /hook forward[^}]*iifname "cbr0" ip daddr 198\.18\.2\.5\/32 drop/);
-  assert.match(node?.text ?? '', /hook output[^}]*\n\s+ip daddr 198\.18\.2\.5\/32 drop/);
-  const [host] = degradeHostTables('opn1-f4', { to: '198.18.2.5/32' });
-  assert.match(host?.text ?? '', /hook output/);
-  assert.doesNotMatch(host?.text ?? '', /hook forward/);
+  const node = first(degradeNodeTables('opn1-f4', { to: '198.18.2.5/32' }));
+  assert.match(node.text, /hook forward[^}]*iifname "cbr0" ip daddr 198\.18\.2\.5\/32 drop/);
+  assert.match(node.text, /hook output[^}]*\n\s+ip daddr 198\.18\.2\.5\/32 drop/);
+  const host = first(degradeHostTables('opn1-f4', { to: '198.18.2.5/32' }));
+  assert.match(host.text, /hook output/);
+  assert.doesNotMatch(host.text, /hook forward/);
 });
