@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { killNow, kubeProxyConfig, netnsSpawn, startControlPlane, startKubeProxy, stopPids } from '../support/cluster/index.ts';
+import { firstIp, killNow, kubeProxyConfig, netnsSpawn, startControlPlane, startKubeProxy, stopPids } from '../support/cluster/index.ts';
 import type { ControlPlane, KubeProxy } from '../support/cluster/index.ts';
 import {
   CLUSTER_CIDR, createTestNet, exists, FABRIC_HOST, NODE_IP, nftTables, POD_IPS, SERVICE_CIDR, unsupportedReason,
@@ -137,6 +137,9 @@ describe('kube-proxy (nftables) in a node namespace', { skip: skip ?? false }, (
       return seen.has('p0') && seen.has('p1');
     }, 15_000);
     await waitFor('the one-pod ClusterIP answering', () => since('solo', t0).some((s) => s.result === 'p0'), 15_000);
+    const kubernetes = await cp!.kube.get('/api/v1/namespaces/default/services/kubernetes');
+    assert.equal((kubernetes['spec'] as { clusterIP: string }).clusterIP, firstIp(SERVICE_CIDR), 'the plane hands out the given Service range');
+    assert.equal(cp!.server.startsWith(`https://${FABRIC_HOST}:`), true, cp!.server);
   });
 
   it(`a not-ready endpoint stops getting requests and gets them again when ready, none failing (${FLIPS} flips)`, async () => {
