@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control plane's binaries from the Go modules pinned in tools/*:
 #   etcd (tools/etcd), kube-apiserver, kube-controller-manager, kube-scheduler,
-#   kubectl (tools/k8s), kwok (tools/kwok) and helm (tools/helm).
+#   kubectl, kube-proxy (tools/k8s), kwok (tools/kwok) and helm (tools/helm).
 #
 # Output: ${OUTPROBE_CACHE_DIR:-$HOME/.cache/outprobe}/bin/<key>/, where <key> names
 # the versions plus a hash of the tools modules and the Go version. A finished
@@ -15,7 +15,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TOOLS="$ROOT/tools"
-BUILD_REV=1 # bump when the flags below change
+BUILD_REV=2 # bump when the flags or the set of binaries below change
 
 export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS='-trimpath -buildvcs=false'
 GO=(nice -n 19 go)
@@ -107,7 +107,7 @@ if [[ -f "$WORK/server" ]]; then mv -f "$WORK/server" "$WORK/etcd"; fi
 if [[ -f "$WORK/v3" ]]; then mv -f "$WORK/v3" "$WORK/etcd"; fi
 build kubernetes k8s "$k8s_ldflags" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kube-proxy
 build kwok kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v} -X sigs.k8s.io/kwok/pkg/consts.PreRelease=GA" \
   sigs.k8s.io/kwok/cmd/kwok
 build helm helm "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \

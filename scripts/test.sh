@@ -15,6 +15,24 @@ tier() {
 section "npm ci"
 npm ci --no-audit --no-fund
 
+# The pod network (network namespaces, kube-proxy in nftables mode) needs these
+# commands; as root on Debian, install the missing ones (one apt-get update first).
+section "pod network tools"
+missing=()
+for pair in nft:nftables conntrack:conntrack ip:iproute2; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+if (( ${#missing[@]} == 0 )); then
+  echo "nft, conntrack, ip: all present"
+elif [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing ${missing[*]} (apt-get update + install)"
+  apt-get update -qq >/dev/null 2>&1 || echo "apt-get update failed; installing from the lists at hand"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "installed ${missing[*]}"
+else
+  echo "missing ${missing[*]}: not root or no apt-get, so not installed; tests that need the pod network will skip"
+fi
+
 section "lint, typecheck, unit tests"
 tier npm test
 

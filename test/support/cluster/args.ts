@@ -9,7 +9,20 @@ export interface Ports {
   readonly scheduler: number;
 }
 
-export const SERVICE_CIDR = '10.0.0.0/24'; // bookkeeping only: nothing ever sends traffic there
+/** Default Service range: bookkeeping only on the loopback plane, nothing sends traffic there. */
+export const SERVICE_CIDR = '10.0.0.0/24';
+/** Default kube-apiserver address. */
+export const BIND_ADDRESS = '127.0.0.1';
+
+/** Where the API server listens and which Service range the plane hands out. */
+export interface PlaneAddresses {
+  /** kube-apiserver's --bind-address and --advertise-address. @default '127.0.0.1' */
+  readonly bindAddress: string;
+  /** --service-cluster-ip-range of kube-apiserver and kube-controller-manager. @default '10.0.0.0/24' */
+  readonly serviceCidr: string;
+}
+
+export const DEFAULT_ADDRESSES: PlaneAddresses = { bindAddress: BIND_ADDRESS, serviceCidr: SERVICE_CIDR };
 
 export function etcdArgs(dataDir: string, p: Ports): string[] {
   const client = `http://127.0.0.1:${p.etcdClient}`;
@@ -24,16 +37,16 @@ export function etcdArgs(dataDir: string, p: Ports): string[] {
   ];
 }
 
-export function apiserverArgs(pki: Pki, p: Ports, full: boolean): string[] {
+export function apiserverArgs(pki: Pki, p: Ports, full: boolean, a: PlaneAddresses = DEFAULT_ADDRESSES): string[] {
   const disabled = full ? 'ServiceAccount' : 'ServiceAccount,TaintNodesByCondition';
   return [
     `--etcd-servers=http://127.0.0.1:${p.etcdClient}`,
-    '--bind-address=127.0.0.1', `--secure-port=${p.apiserver}`, '--advertise-address=127.0.0.1',
+    `--bind-address=${a.bindAddress}`, `--secure-port=${p.apiserver}`, `--advertise-address=${a.bindAddress}`,
     `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
     `--client-ca-file=${pki.clientCa}`,
-    `--service-account-issuer=https://127.0.0.1:${p.apiserver}/`,
+    `--service-account-issuer=https://${a.bindAddress}:${p.apiserver}/`,
     `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
-    '--authorization-mode=RBAC', `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--authorization-mode=RBAC', `--service-cluster-ip-range=${a.serviceCidr}`,
     '--allow-privileged=true', `--disable-admission-plugins=${disabled}`,
     '--endpoint-reconciler-type=none', '--enable-priority-and-fairness=false',
     '--max-requests-inflight=0', '--max-mutating-requests-inflight=0',
@@ -43,7 +56,7 @@ export function apiserverArgs(pki: Pki, p: Ports, full: boolean): string[] {
 
 const ALLOW_PATHS = '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics';
 
-export function controllerManagerArgs(pki: Pki, kubeconfig: string, p: Ports): string[] {
+export function controllerManagerArgs(pki: Pki, kubeconfig: string, p: Ports, serviceCidr = SERVICE_CIDR): string[] {
   return [
     `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`,
     `--authorization-kubeconfig=${kubeconfig}`, '--leader-elect=false',
@@ -51,7 +64,7 @@ export function controllerManagerArgs(pki: Pki, kubeconfig: string, p: Ports): s
     `--root-ca-file=${pki.servingCa}`, `--service-account-private-key-file=${pki.saKey}`,
     `--cluster-signing-cert-file=${pki.clientCa}`,
     `--cluster-signing-key-file=${pki.clientCaKey}`,
-    `--service-cluster-ip-range=${SERVICE_CIDR}`, '--allocate-node-cidrs=false',
+    `--service-cluster-ip-range=${serviceCidr}`, '--allocate-node-cidrs=false',
     '--kube-api-qps=100', '--kube-api-burst=200', `--cert-dir=${pki.dir}/kcm`,
   ];
 }

@@ -13,6 +13,7 @@ export interface Binaries {
   readonly kubeControllerManager: string;
   readonly kubeScheduler: string;
   readonly kubectl: string;
+  readonly kubeProxy: string;
   readonly kwok: string;
   readonly helm: string;
 }
@@ -21,7 +22,7 @@ function binariesIn(dir: string): Binaries {
   const b = (n: string): string => path.join(dir, n);
   return {
     dir, etcd: b('etcd'), kubeApiserver: b('kube-apiserver'), kubeControllerManager: b('kube-controller-manager'),
-    kubeScheduler: b('kube-scheduler'), kubectl: b('kubectl'), kwok: b('kwok'), helm: b('helm'),
+    kubeScheduler: b('kube-scheduler'), kubectl: b('kubectl'), kubeProxy: b('kube-proxy'), kwok: b('kwok'), helm: b('helm'),
   };
 }
 

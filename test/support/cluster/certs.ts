@@ -38,14 +38,24 @@ function signed(dir: string, name: string, caName: string, subj: string, ext: st
     '-CAcreateserial', '-days', DAYS, '-extfile', `${name}.ext`, '-out', `${name}.crt`]);
 }
 
-/** Generates every key and certificate into `dir` (which must exist). */
-export function generatePki(dir: string): Pki {
+/** The serving certificate's subjectAltName value: 127.0.0.1 first, then `ips` (deduplicated). */
+export function servingSans(ips: readonly string[]): string {
+  const all = [...new Set(['127.0.0.1', ...ips])];
+  return ['DNS:localhost', ...all.map((ip) => `IP:${ip}`),
+    'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc'].join(',');
+}
+
+/**
+ * Generates every key and certificate into `dir` (which must exist). The serving
+ * certificate names 127.0.0.1 and `servingIps` (the bind address, the `kubernetes`
+ * Service's ClusterIP).
+ */
+export function generatePki(dir: string, servingIps: readonly string[] = []): Pki {
   ensureOpenssl();
   ca(dir, 'serving-ca', 'outprobe-serving-ca');
   signed(dir, 'apiserver', 'serving-ca', '/CN=kube-apiserver',
     'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n' +
-    'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,' +
-    'DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n');
+    `extendedKeyUsage=serverAuth\nsubjectAltName=${servingSans(servingIps)}\n`);
   ca(dir, 'client-ca', 'outprobe-client-ca');
   signed(dir, 'admin', 'client-ca', '/O=system:masters/CN=outprobe-admin',
     'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');

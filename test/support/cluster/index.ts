@@ -1,16 +1,18 @@
 // startControlPlane(): etcd + kube-apiserver (+ kube-controller-manager,
 // kube-scheduler, kwok with fake loopback nodes when `full`), each on free loopback
-// ports with its own log file, in a directory of its own. Used by the tests and by
+// ports with its own log file, in a directory of its own. kube-apiserver listens on
+// `bindAddress` (127.0.0.1 unless the caller puts it on a pod network's fabric). Used by the tests and by
 // `npm run cluster:up` (scripts/cluster.ts).
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
-import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from './args.ts';
-import type { Ports } from './args.ts';
+import { apiserverArgs, BIND_ADDRESS, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs, SERVICE_CIDR } from './args.ts';
+import type { PlaneAddresses, Ports } from './args.ts';
 import type { Binaries } from './bins.ts';
 import { findBinaries, REPO_ROOT } from './bins.ts';
 import { generatePki } from './certs.ts';
+import { firstIp, ipv4ToInt } from './cidr.ts';
 import { KubeClient } from './kube.ts';
 import { kubeconfigFor, loadCredentials, writeKubeconfig } from './kubeconfig.ts';
 import { createFakeNodes, nodesReady } from './nodes.ts';
@@ -21,7 +23,10 @@ import { killNow, startComponent, stopPids } from './proc.ts';
 import { waitReady } from './wait.ts';
 
 export { KubeClient } from './kube.ts';
-export { isAlive } from './proc.ts';
+export { firstIp } from './cidr.ts';
+export { kubeProxyConfig, netnsSpawn, startKubeProxy } from './kube-proxy.ts';
+export type { KubeProxy, KubeProxyConfigOptions, KubeProxySpawn, StartKubeProxyOptions } from './kube-proxy.ts';
+export { isAlive, killNow, stopPids } from './proc.ts';
 export { ComponentError } from './wait.ts';
 
 export interface ControlPlaneOptions {
@@ -37,6 +42,14 @@ export interface ControlPlaneOptions {
   readonly nodes?: number;
   /** Progress messages. */
   readonly log?: (msg: string) => void;
+  /**
+   * IPv4 address kube-apiserver binds to and advertises; it must already exist on a
+   * local interface. etcd, kube-controller-manager and kube-scheduler stay on 127.0.0.1.
+   * @default '127.0.0.1'
+   */
+  readonly bindAddress?: string;
+  /** Service ClusterIP range (kube-apiserver, kube-controller-manager). @default '10.0.0.0/24' */
+  readonly serviceCidr?: string;
 }
 
 export interface ControlPlane {
@@ -46,6 +59,10 @@ export interface ControlPlane {
   readonly kubeconfig: Record<string, unknown>;
   readonly kube: KubeClient;
   readonly binaries: Binaries;
+  /** kube-apiserver's address (also in `server`). */
+  readonly bindAddress: string;
+  /** The Service ClusterIP range. */
+  readonly serviceCidr: string;
   readonly components: readonly Component[];
   readonly nodeNames: readonly string[];
   /** Full mode: the plane's own loopback pod network, e.g. 127.42.0.0/16. */
@@ -61,11 +78,18 @@ async function httpOk(url: string, dispatcher?: Agent): Promise<boolean> {
   return res.statusCode === 200 && (!url.endsWith('/health') || body.includes('"health":"true"'));
 }
 
-async function pickPorts(o: ControlPlaneOptions): Promise<Ports> {
-  if (o.apiserverPort !== undefined) await assertPortFree('kube-apiserver', o.apiserverPort);
+function planeAddresses(o: ControlPlaneOptions): PlaneAddresses {
+  const a = { bindAddress: o.bindAddress ?? BIND_ADDRESS, serviceCidr: o.serviceCidr ?? SERVICE_CIDR };
+  ipv4ToInt(a.bindAddress); // throws with the value when it is not an IPv4 address
+  firstIp(a.serviceCidr); // likewise for the range
+  return a;
+}
+
+async function pickPorts(o: ControlPlaneOptions, bindAddress: string): Promise<Ports> {
+  if (o.apiserverPort !== undefined) await assertPortFree('kube-apiserver', o.apiserverPort, bindAddress);
   return {
     etcdClient: await freePort(), etcdPeer: await freePort(),
-    apiserver: o.apiserverPort ?? await freePort(),
+    apiserver: o.apiserverPort ?? await freePort(bindAddress),
     controllerManager: await freePort(), scheduler: await freePort(),
   };
 }
@@ -74,8 +98,9 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const t0 = Date.now();
   const log = (m: string): void => { o.log?.(`[+${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`); };
   const full = o.full ?? false;
+  const addrs = planeAddresses(o);
   const binaries = findBinaries();
-  const ports = await pickPorts(o); // before any state exists: a busy port leaves nothing behind
+  const ports = await pickPorts(o, addrs.bindAddress); // before any state exists: a busy port leaves nothing behind
   const podnet = full ? claimPodNetwork() : undefined;
   const dir = o.dir ?? mkdtempSync(path.join(os.tmpdir(), 'outprobe-cp-'));
   mkdirSync(path.join(dir, 'pki'), { recursive: true });
@@ -116,14 +141,14 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     if (opts.keepDir !== true) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const pki = generatePki(path.join(dir, 'pki'));
+    const pki = generatePki(path.join(dir, 'pki'), [addrs.bindAddress, firstIp(addrs.serviceCidr)]);
     log('certificates generated');
     const etcd = start('etcd', binaries.etcd, etcdArgs(path.join(dir, 'etcd-data'), ports));
     podnet?.setOwner(etcd.pid); // etcd runs as long as the plane (and outlives a detaching CLI)
     await waitReady(etcd, () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000);
     log('etcd ready');
-    const apiserver = start('kube-apiserver', binaries.kubeApiserver, apiserverArgs(pki, ports, full));
-    const server = `https://127.0.0.1:${ports.apiserver}`;
+    const apiserver = start('kube-apiserver', binaries.kubeApiserver, apiserverArgs(pki, ports, full, addrs));
+    const server = `https://${addrs.bindAddress}:${ports.apiserver}`;
     const creds = loadCredentials(server, pki.servingCa, pki.adminCert, pki.adminKey);
     kube = new KubeClient(creds);
     const k = kube;
@@ -134,7 +159,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     writeKubeconfig(kubeconfigPath, creds);
     let nodeNames: string[] = [];
     if (podnet !== undefined) {
-      const kcm = start('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(pki, kubeconfigPath, ports));
+      const kcm = start('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(pki, kubeconfigPath, ports, addrs.serviceCidr));
       const sched = start('kube-scheduler', binaries.kubeScheduler, schedulerArgs(kubeconfigPath, path.join(dir, 'pki', 'scheduler'), ports));
       const stages = path.join(dir, 'kwok-stages.yaml');
       copyFileSync(path.join(REPO_ROOT, 'test/support/cluster/kwok-stages.yaml'), stages);
@@ -147,7 +172,8 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       await waitReady(kwok, () => nodesReady(k, nodeNames), 60_000);
       log(`kwok ready: nodes ${nodeNames.join(', ')} Ready; pod network 127.${podnet.octet}.0.0/16`);
     }
-    return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries, components, nodeNames,
+    return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries,
+      bindAddress: addrs.bindAddress, serviceCidr: addrs.serviceCidr, components, nodeNames,
       podNetwork: podnet === undefined ? undefined : `127.${podnet.octet}.0.0/16`, stop };
   } catch (err) {
     await stop({ keepDir: true }).catch(() => undefined);

@@ -1,12 +1,12 @@
 // Free loopback ports for the control plane's components.
 import net from 'node:net';
 
-/** Asks the kernel for a free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
+/** Asks the kernel for a free TCP port on `host`. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(0, host, () => {
       const addr = srv.address();
       const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
       srv.close(() => { resolve(port); });
