@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { isAlive, startControlPlane } from '../test/support/cluster/index.ts';
 import { stopPids } from '../test/support/cluster/proc.ts';
+import { podNetSupport, sweepStale } from '../test/support/podnet/index.ts';
 
 const DIR = process.env['OUTPROBE_CLUSTER_DIR'] ?? '/tmp/outprobe-cluster';
 const say = (m: string): void => { process.stderr.write(`cluster: ${m}\n`); };
@@ -60,6 +61,7 @@ async function up(args: readonly string[]): Promise<number> {
     await cp.kube.close();
     writeFileSync(path.join(DIR, 'state.json'), JSON.stringify({ full, server: cp.server, kubeconfig: cp.kubeconfigPath }, null, 2));
     say(`${full ? 'full' : 'minimal'} control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)}s at ${cp.server}`);
+    if (cp.net !== undefined) say(`pod network ${cp.net.clusterCidr}: nodes ${cp.net.nodes.map((n) => `${n.name} (netns ${n.netns}, ${n.ip})`).join(', ')}; Services ${cp.net.serviceCidr}`);
     say(`logs: ${path.join(DIR, 'logs')}; kubectl: ${cp.binaries.kubectl}`);
     say(`export KUBECONFIG=${cp.kubeconfigPath}`);
     process.stdout.write(`${cp.kubeconfigPath}\n`);
@@ -98,6 +100,8 @@ async function down(): Promise<number> {
   say(`stopping ${alive.length} process(es): ${alive.map((r) => `${r.name} (pid ${r.pid})`).join(', ') || 'none alive'}`);
   await stopPids(procs.map((r) => r.pid).reverse());
   releasePodNetwork(procs.map((r) => String(r.pid)));
+  // The pod network's owner (etcd) is gone now: remove its namespaces, links and tables.
+  if (podNetSupport().ok) for (const gone of await sweepStale()) say(`removed ${gone}`);
   rmSync(DIR, { recursive: true, force: true });
   say(`stopped; removed ${DIR}`);
   return 0;

@@ -15,7 +15,10 @@ import { generatePki } from './certs.ts';
 import { firstIp, ipv4ToInt } from './cidr.ts';
 import { KubeClient } from './kube.ts';
 import { kubeconfigFor, loadCredentials, writeKubeconfig } from './kubeconfig.ts';
+import { createPodNet, podNetSupport } from '../podnet/index.ts';
+import type { PodNet } from '../podnet/index.ts';
 import { createFakeNodes, nodesReady } from './nodes.ts';
+import { createNetworkNodes, nodeAddressesSet, startNodeServices } from './node-services.ts';
 import { claimPodNetwork } from './podnet.ts';
 import { assertPortFree, freePort } from './ports.ts';
 import type { Component } from './proc.ts';
@@ -50,6 +53,15 @@ export interface ControlPlaneOptions {
   readonly bindAddress?: string;
   /** Service ClusterIP range (kube-apiserver, kube-controller-manager). @default '10.0.0.0/24' */
   readonly serviceCidr?: string;
+  /**
+   * Full mode's pod network. 'netns' (ADR 0014): nodes and pods are network namespaces
+   * on 198.18.0.0/15, with a node agent and kube-proxy per node; needs root, iproute2
+   * and nftables. 'loopback': pods are 127.x aliases (no partitions, no Service
+   * traffic). 'auto': 'netns' when this machine supports it, else 'loopback' with a
+   * one-line reason in the log.
+   * @default 'auto'
+   */
+  readonly network?: 'auto' | 'netns' | 'loopback';
 }
 
 export interface ControlPlane {
@@ -65,8 +77,10 @@ export interface ControlPlane {
   readonly serviceCidr: string;
   readonly components: readonly Component[];
   readonly nodeNames: readonly string[];
-  /** Full mode: the plane's own loopback pod network, e.g. 127.42.0.0/16. */
+  /** Full mode: the pod network's range (198.18.x.0/20 with 'netns', 127.x.0.0/16 with 'loopback'). */
   readonly podNetwork: string | undefined;
+  /** Full mode with the 'netns' network: its nodes, sandboxes and faults. */
+  readonly net: PodNet | undefined;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
@@ -94,14 +108,33 @@ async function pickPorts(o: ControlPlaneOptions, bindAddress: string): Promise<P
   };
 }
 
+async function choosePodNet(o: ControlPlaneOptions, log: (m: string) => void): Promise<PodNet | undefined> {
+  const want = o.network ?? 'auto';
+  if (want === 'loopback') return undefined;
+  const support = podNetSupport();
+  if (!support.ok) {
+    if (want === 'netns') throw new Error(`the pod network cannot be built here: ${support.why}`);
+    log(`pod network unavailable (${support.why}); falling back to the loopback plane: no partitions, no Service traffic`);
+    return undefined;
+  }
+  return createPodNet({ nodes: o.nodes ?? 2, log, persist: o.detached === true });
+}
+
 export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const t0 = Date.now();
   const log = (m: string): void => { o.log?.(`[+${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`); };
   const full = o.full ?? false;
-  const addrs = planeAddresses(o);
   const binaries = findBinaries();
-  const ports = await pickPorts(o, addrs.bindAddress); // before any state exists: a busy port leaves nothing behind
-  const podnet = full ? claimPodNetwork() : undefined;
+  const net = full ? await choosePodNet(o, log) : undefined;
+  const addrs = planeAddresses(net === undefined ? o : { ...o, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
+  let ports: Ports;
+  try {
+    ports = await pickPorts(o, addrs.bindAddress); // before any other state exists: a busy port leaves nothing behind
+  } catch (err) {
+    await net?.destroy();
+    throw err;
+  }
+  const podnet = full && net === undefined ? claimPodNetwork() : undefined;
   const dir = o.dir ?? mkdtempSync(path.join(os.tmpdir(), 'outprobe-cp-'));
   mkdirSync(path.join(dir, 'pki'), { recursive: true });
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
@@ -135,6 +168,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     await kube?.close();
     await stopPids([...pids()].reverse());
     podnet?.release();
+    await net?.destroy();
     process.removeListener('exit', onExit);
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
@@ -145,6 +179,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     log('certificates generated');
     const etcd = start('etcd', binaries.etcd, etcdArgs(path.join(dir, 'etcd-data'), ports));
     podnet?.setOwner(etcd.pid); // etcd runs as long as the plane (and outlives a detaching CLI)
+    net?.setOwner(etcd.pid);
     await waitReady(etcd, () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000);
     log('etcd ready');
     const apiserver = start('kube-apiserver', binaries.kubeApiserver, apiserverArgs(pki, ports, full, addrs));
@@ -158,23 +193,31 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     const kubeconfigPath = path.join(dir, 'kubeconfig');
     writeKubeconfig(kubeconfigPath, creds);
     let nodeNames: string[] = [];
-    if (podnet !== undefined) {
+    if (full) {
       const kcm = start('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(pki, kubeconfigPath, ports, addrs.serviceCidr));
       const sched = start('kube-scheduler', binaries.kubeScheduler, schedulerArgs(kubeconfigPath, path.join(dir, 'pki', 'scheduler'), ports));
       const stages = path.join(dir, 'kwok-stages.yaml');
       copyFileSync(path.join(REPO_ROOT, 'test/support/cluster/kwok-stages.yaml'), stages);
-      const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages, podnet.fallbackCidr));
-      nodeNames = await createFakeNodes(k, o.nodes ?? 2, podnet.nodeCidr);
+      const fallbackCidr = podnet?.fallbackCidr ?? net?.nodes[0]?.podCidr ?? '';
+      const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages, fallbackCidr));
+      nodeNames = net === undefined ? await createFakeNodes(k, o.nodes ?? 2, podnet?.nodeCidr ?? (() => '')) : await createNetworkNodes(k, net);
       await waitReady(kcm, () => httpOk(`https://127.0.0.1:${ports.controllerManager}/healthz`, insecure), 90_000);
       log('kube-controller-manager ready');
       await waitReady(sched, () => httpOk(`https://127.0.0.1:${ports.scheduler}/healthz`, insecure), 90_000);
       log('kube-scheduler ready');
       await waitReady(kwok, () => nodesReady(k, nodeNames), 60_000);
-      log(`kwok ready: nodes ${nodeNames.join(', ')} Ready; pod network 127.${podnet.octet}.0.0/16`);
+      if (net === undefined) {
+        log(`kwok ready: nodes ${nodeNames.join(', ')} Ready; loopback pod network 127.${podnet?.octet ?? 0}.0.0/16`);
+      } else {
+        // kube-proxy exits when its Node's addresses change: start it once they are final.
+        await waitReady(kwok, () => nodeAddressesSet(k, net), 30_000);
+        log(`kwok ready: nodes ${nodeNames.join(', ')} Ready on pod network ${net.clusterCidr}`);
+        await startNodeServices({ net, binaries, kubeconfigPath, dir, start, log });
+      }
     }
     return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries,
       bindAddress: addrs.bindAddress, serviceCidr: addrs.serviceCidr, components, nodeNames,
-      podNetwork: podnet === undefined ? undefined : `127.${podnet.octet}.0.0/16`, stop };
+      podNetwork: net?.clusterCidr ?? (podnet === undefined ? undefined : `127.${podnet.octet}.0.0/16`), net, stop };
   } catch (err) {
     await stop({ keepDir: true }).catch(() => undefined);
     throw err;

@@ -19,6 +19,12 @@ export interface PodNetOptions {
   /** Nodes `kwok-node-0`..`kwok-node-<nodes-1>`, 1..12. */
   readonly nodes: number;
   readonly log?: (m: string) => void;
+  /**
+   * Outlive this process (a detached `cluster:up`): no exit hooks; hand the slot to a
+   * process that lives as long as the network with setOwner(), and remove the network
+   * with sweepStale() once that process is gone.
+   */
+  readonly persist?: boolean;
 }
 
 export interface NodeNet {
@@ -137,7 +143,7 @@ export async function createPodNet(o: PodNetOptions): Promise<PodNet> {
     removeSlot(plan.slot);
     claim.release();
   };
-  const unhook = onProcessEnd(destroySync);
+  const unhook = o.persist === true ? (): void => undefined : onProcessEnd(destroySync);
   const t0 = performance.now();
   try {
     await buildTopology(plan, claim.record);

@@ -7,6 +7,7 @@
 // health per pod with setHealthy().
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, WatchEvent } from '../cluster/kube.ts';
+import type { PodNet } from '../podnet/index.ts';
 import { startPodserve } from '../podserve/index.ts';
 import type { Podserve } from '../podserve/index.ts';
 import type { PodObject } from './pods.ts';
@@ -30,6 +31,19 @@ export interface SandboxPod {
 export interface SandboxProvider {
   attach(pod: SandboxPod): Promise<{ netnsPath?: string }>;
   detach(ip: string): Promise<void>;
+}
+
+/** Pods as namespaces of a pod network: each pod on its own node's bridge (ADR 0014). */
+export function podNetSandbox(net: PodNet): SandboxProvider {
+  return {
+    attach: async (pod) => ({ netnsPath: (await net.attachPod(pod.nodeName, pod.ip)).netnsPath }),
+    detach: (ip) => net.detachPod(ip),
+  };
+}
+
+/** The sandbox option for a plane: pod namespaces when it has a pod network, loopback otherwise. */
+export function sandboxFor(net: PodNet | undefined): { sandbox?: SandboxProvider } {
+  return net === undefined ? {} : { sandbox: podNetSandbox(net) };
 }
 
 export interface WorkloadsOptions {
