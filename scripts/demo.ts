@@ -1,151 +1,142 @@
-// `npm run demo`: outprobe on a local control plane, end to end.
+// `npm run demo`: the situation outprobe exists for, on a local control plane with a
+// real pod network (ADR 0014; needs root).
 //
-// Brings up the full local control plane (etcd, kube-apiserver, KCM, scheduler,
-// kwok with fake nodes whose pods get 127.x IPs), installs the CRD, starts a
-// Deployment whose pods carry the readiness gate and serve real endpoints,
-// applies a ProbePolicy, runs the controller as its own process, then flips
-// pods unhealthy and back while printing what a user would look at. Ctrl-C
-// ends it cleanly. `--exit-after-scenario` ends after the scripted scenario
-// (used by the e2e test of the demo).
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+// Four nodes, each a network namespace with a node agent (the kubelet's part for
+// readiness) and kube-proxy (nftables). A Deployment of 3 pods, one per node 1-3,
+// behind a Service; each pod carries the readiness gate outprobe.io/web and its own
+// readinessProbe, run by its node. outprobe runs on node 0, as does a client that
+// calls the Service's ClusterIP 20 times a second and counts which pod answers.
+// Then one pod is cut off from every other node but its own: its node still calls it
+// healthy, outprobe turns its gate False, Ready follows, the EndpointSlice drops it,
+// kube-proxy stops routing to it, and the client stops reaching it. Healed, it comes
+// back. Everything is printed as it happens, with timestamps. Ctrl-C ends it and
+// removes every namespace, link and table it made. `--exit-after-scenario` ends after
+// the scripted scenario (used by the demo's e2e test).
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { startControlPlane } from '../test/support/cluster/index.ts';
-import type { ControlPlane } from '../test/support/cluster/index.ts';
-import { startWorkloads } from '../test/support/workloads/index.ts';
-import type { Workloads } from '../test/support/workloads/index.ts';
+import { podNetSupport } from '../test/support/podnet/index.ts';
+import { breakdown, GATE, startPartitionWorld } from '../test/support/partition/index.ts';
+import type { Change, World } from '../test/support/partition/index.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const NS = 'shop';
 const exitAfterScenario = process.argv.includes('--exit-after-scenario');
-const say = (m: string): void => {
-  process.stdout.write(`\n\x1b[1m== ${m}\x1b[0m\n`);
-};
+const t0 = Date.now();
+const stamp = (t = Date.now()): string => `${new Date(t).toISOString().slice(11, 23)} (+${((t - t0) / 1000).toFixed(1)}s)`;
+const say = (m: string): void => { process.stdout.write(`\n\x1b[1m== ${m}\x1b[0m\n`); };
+const line = (m: string, t?: number): void => { process.stdout.write(`${stamp(t)}  ${m}\n`); };
 
-function kubectl(cp: ControlPlane, args: readonly string[]): string {
+function kubectl(w: World, args: readonly string[]): string {
   try {
-    return execFileSync(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], { encoding: 'utf8' });
+    return execFileSync(w.cp.binaries.kubectl, ['--kubeconfig', w.cp.kubeconfigPath, ...args], { encoding: 'utf8' });
   } catch (err: unknown) {
     return `kubectl ${args.join(' ')}: ${err instanceof Error ? err.message : String(err)}\n`;
   }
 }
 
-function show(cp: ControlPlane): void {
-  process.stdout.write(`$ kubectl get probepolicies -n ${NS} -o wide\n${kubectl(cp, ['get', 'probepolicies', '-n', NS, '-o', 'wide'])}`);
-  process.stdout.write(`$ kubectl get pods -n ${NS} -o wide\n${kubectl(cp, ['get', 'pods', '-n', NS, '-o', 'wide'])}`);
-  const events = kubectl(cp, ['get', 'events', '-n', NS, '--sort-by=.lastTimestamp', '-o', 'custom-columns=LAST:.lastTimestamp,TYPE:.type,REASON:.reason,OBJECT:.involvedObject.name,COUNT:.count,MESSAGE:.message']);
-  const lines = events.trimEnd().split('\n');
-  process.stdout.write(`$ kubectl get events -n ${NS} --sort-by=.lastTimestamp (last 8)\n${[lines[0], ...lines.slice(1).slice(-8)].join('\n')}\n`);
+function show(w: World): void {
+  const ns = w.namespace;
+  for (const args of [['get', 'probepolicies', '-n', ns, '-o', 'wide'], ['get', 'pods', '-n', ns, '-o', 'wide'], ['get', 'endpointslices', '-n', ns, '-l', 'kubernetes.io/service-name=web',
+    '-o', 'custom-columns=NAME:.metadata.name,ADDRESSES:.endpoints[*].addresses[0],READY:.endpoints[*].conditions.ready']]) {
+    process.stdout.write(`$ kubectl ${args.join(' ')}\n${kubectl(w, args)}`);
+  }
 }
 
-const deployment = {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'web', namespace: NS },
-  spec: {
-    replicas: 3,
-    selector: { matchLabels: { app: 'web' } },
-    template: {
-      metadata: { labels: { app: 'web' } },
-      spec: {
-        terminationGracePeriodSeconds: 2,
-        readinessGates: [{ conditionType: 'outprobe.io/web' }],
-        containers: [{ name: 'web', image: 'example.invalid/web:1', ports: [{ name: 'http', containerPort: 8080 }] }],
-      },
-    },
-  },
+const SIGNAL_TEXT: Record<Change['signal'], (v: string) => string> = {
+  gate: (v) => `gate ${GATE}=${v}   (written by outprobe, probing from kwok-node-0)`,
+  containersReady: (v) => `ContainersReady=${v}   (its own node's readinessProbe)`,
+  ready: (v) => `Ready=${v}   (gates folded in by its node agent)`,
+  slice: (v) => `EndpointSlice: ${v === 'True' ? 'ready' : 'not ready'}`,
+  proxy: (v) => `kube-proxy on kwok-node-0: ${v === 'True' ? 'routes to it again' : 'no longer routes to it'}`,
 };
 
-async function podNames(cp: ControlPlane): Promise<string[]> {
-  const list = await cp.kube.get(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dweb`);
-  return (list['items'] as { metadata: { name: string; deletionTimestamp?: string } }[]).filter((p) => p.metadata.deletionTimestamp === undefined).map((p) => p.metadata.name).sort();
+/** One line per second: who answered the client's requests to the ClusterIP. */
+function counts(w: World, from: number, to: number): string {
+  const per = new Map<string, number>(w.pods.map((p) => [p.name, 0]));
+  let errors = 0;
+  for (const h of w.client.hits) {
+    if (h.t < from || h.t >= to) continue;
+    if (h.err !== undefined) errors++;
+    else {
+      const name = h.pod.slice(h.pod.indexOf('/') + 1);
+      per.set(name, (per.get(name) ?? 0) + 1);
+    }
+  }
+  return `client → ClusterIP ${w.clusterIp}: ${[...per].map(([n, c]) => `${n.slice(-5)} ${String(c).padStart(2)}`).join('   ')}   failed ${errors}`;
 }
 
-async function gatesTrue(cp: ControlPlane): Promise<number> {
-  const list = await cp.kube.get(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dweb`);
-  return (list['items'] as { status?: { conditions?: { type: string; status: string }[] } }[]).filter((p) => p.status?.conditions?.some((c) => c.type === 'outprobe.io/web' && c.status === 'True') === true).length;
-}
-
-async function watchFor(cp: ControlPlane, seconds: number, everyS = 5): Promise<void> {
-  for (let t = 0; t < seconds; t += everyS) {
-    await sleep(everyS * 1000);
-    show(cp);
+async function tick(w: World, seconds: number): Promise<void> {
+  for (let i = 0; i < seconds; i++) {
+    const from = Date.now();
+    await sleep(1000);
+    line(counts(w, from - 600, Date.now() - 600)); // requests finish up to 500 ms after they start
   }
 }
 
-async function scenario(cp: ControlPlane, workloads: Workloads): Promise<void> {
-  say('Waiting for the 3 pods to be served and gated Ready by outprobe');
-  await workloads.waitServing(3, 90_000);
-  for (let i = 0; i < 60 && (await gatesTrue(cp)) < 3; i++) await sleep(1000);
-  show(cp);
-  const [first, second] = await podNames(cp);
-  if (first === undefined || second === undefined) throw new Error('expected 3 pods');
-  say(`Pod ${first} turns unhealthy for 12 s: its readiness gate goes False after 2 failures (period 2 s), then True again`);
-  await workloads.setHealthy(first, false);
-  await watchFor(cp, 12, 6);
-  await workloads.setHealthy(first, true);
-  await watchFor(cp, 8, 4);
-  say(`Pod ${second} turns unhealthy and stays so: liveness fails 4 times (period 5 s), outprobe evicts it and the Deployment replaces it`);
-  await workloads.setHealthy(second, false);
-  for (let t = 0; t < 60; t += 6) {
-    await sleep(6000);
-    show(cp);
-    if (!(await podNames(cp)).includes(second)) break;
-  }
-  say('Scenario done: the evicted pod was replaced and the new one is gated Ready');
-  await watchFor(cp, 10, 5);
+async function scenario(w: World, watching: { on: boolean }): Promise<void> {
+  show(w);
+  say(`Steady state: the client reaches all 3 pods (pod names shortened to their last 5 characters)`);
+  await tick(w, 4);
+  const victim = w.pods[1];
+  if (victim === undefined) throw new Error('expected 3 pods');
+  say(`Cutting ${victim.name} (${victim.ip}, on ${victim.node}) off from every other node; its own node still reaches it`);
+  watching.on = true;
+  const cutting = w.cut(victim, 30_000);
+  await tick(w, 6);
+  const { result, heal } = await cutting;
+  const b = breakdown(result);
+  say(`${victim.name} left the Service ${b.total} ms after the cut: outprobe detected ${b.detection} ms, gate write ${b.gateWrite} ms, ` +
+    `Ready fold ${b.readyFold} ms, EndpointSlice ${b.endpointSlice} ms, kube-proxy ${b.kubeProxy} ms; its node kept ContainersReady=${result.containersReadyDuringCut ?? '?'}`);
+  show(w);
+  say(`Healing the partition`);
+  const healing = heal(30_000);
+  await tick(w, 4);
+  const h = await healing;
+  say(`${victim.name} answers again ${h.firstAnswer - h.healStart} ms after the heal`);
+  watching.on = false;
+  show(w);
+  say('Scenario done: the partitioned pod left the Service and came back');
 }
 
 async function main(): Promise<void> {
-  say('Starting the local control plane (builds Kubernetes from Go modules on the first run: many minutes)');
-  const cp = await startControlPlane({ full: true, log: (m) => process.stdout.write(`   ${m}\n`) });
-  let controller: ChildProcess | undefined;
-  let workloads: Workloads | undefined;
+  const support = podNetSupport();
+  if (!support.ok) {
+    process.stderr.write(`demo: ${support.why}. The demo needs the pod network (network namespaces, nftables); run it as root: sudo npm run demo\n`);
+    process.exitCode = 1;
+    return;
+  }
+  say('Starting the local control plane on a pod network of 4 nodes (builds Kubernetes from Go modules on the first run: many minutes)');
+  const watching = { on: false };
+  let world: World | undefined;
   let stopping = false;
   const stop = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    say('Stopping: controller, simulated pods, control plane');
-    controller?.kill('SIGTERM');
-    await workloads?.stop();
-    await cp.stop();
+    say('Stopping: client, outprobe, simulated pods, node agents, kube-proxies, control plane, pod network');
+    await world?.stop();
   };
-  process.once('SIGINT', () => {
-    void stop().then(() => process.exit(0));
-  });
-  process.once('SIGTERM', () => {
-    void stop().then(() => process.exit(0));
-  });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => { void stop().then(() => process.exit(0)); });
+  }
   try {
-    say('Installing the ProbePolicy CRD and a Deployment whose pods carry the readiness gate outprobe.io/web');
-    const crd = parse(readFileSync(path.join(root, 'crds/outprobe.io_probepolicies.yaml'), 'utf8')) as unknown;
-    await cp.kube.must('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd, [409]);
-    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    for (let i = 0; i < 50 && (await cp.kube.call('GET', `/apis/outprobe.io/v1alpha1/namespaces/${NS}/probepolicies`)).status !== 200; i++) await sleep(200);
-    await cp.kube.create(`/apis/apps/v1/namespaces/${NS}/deployments`, deployment);
-    workloads = startWorkloads({ kube: cp.kube, namespace: NS, labelSelector: 'app=web' });
-    const policyFile = path.join(root, 'scripts/demo-policy.yaml');
-    say(`Applying ${path.relative(root, policyFile)}`);
-    process.stdout.write(readFileSync(policyFile, 'utf8'));
-    process.stdout.write(kubectl(cp, ['apply', '-f', policyFile]));
-    const log = path.join(cp.dir, 'logs', 'outprobe.log');
-    say(`Running the controller: node src/main.ts (JSON logs in ${log})`);
-    controller = spawn(process.execPath, [path.join(root, 'src/main.ts'), '--kubeconfig', cp.kubeconfigPath, '--namespace', NS, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--identity', 'demo'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = createWriteStream(log);
-    controller.stdout?.pipe(out);
-    controller.stderr?.pipe(out);
-    await scenario(cp, workloads);
+    const policyFile = path.join(import.meta.dirname, 'demo-policy.yaml');
+    const policyText = readFileSync(policyFile, 'utf8');
+    world = await startPartitionWorld({
+      policy: parse(policyText) as Record<string, unknown>,
+      log: (m) => { process.stdout.write(`   ${m}\n`); },
+      onChange: (c, pod) => { if (watching.on) line(`\x1b[33m${pod}: ${SIGNAL_TEXT[c.signal](c.value)}\x1b[0m`, c.t); },
+    });
+    say(`Applied ${path.relative(process.cwd(), policyFile)}:`);
+    process.stdout.write(policyText);
+    say(`outprobe runs on kwok-node-0 in its own sandbox (${world.outprobe.sandbox.ip}); JSON logs in ${world.outprobe.logFile}`);
+    await scenario(world, watching);
     if (exitAfterScenario) {
       await stop();
       return;
     }
-    say('Watching every 10 s; press Ctrl-C to stop');
-    for (;;) await watchFor(cp, 10, 10);
+    say('Watching the client every second; press Ctrl-C to stop');
+    for (;;) await tick(world, 10);
   } catch (err: unknown) {
     process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
     await stop();

@@ -33,8 +33,10 @@ export interface WorldOptions {
   readonly log?: (m: string) => void;
   /** Every change the timeline sees (gate, ContainersReady, Ready, EndpointSlice, kube-proxy). */
   readonly onChange?: (c: Change, pod: string) => void;
-  /** Every request of the Service client. */
+  /** Milliseconds between two requests of the Service client. @default 50 */
   readonly clientIntervalMs?: number;
+  /** The ProbePolicy to apply (its namespace must be `namespace`). @default readiness only, period/threshold as above */
+  readonly policy?: Record<string, unknown>;
 }
 
 export interface WebPod { readonly name: string; readonly ip: string; readonly node: string }
@@ -157,7 +159,7 @@ export async function startPartitionWorld(o: WorldOptions = {}): Promise<World> 
       spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
     });
     const clusterIp = (svc['spec'] as { clusterIP: string }).clusterIP;
-    await kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`, policy(ns, o.periodSeconds ?? 1, o.failureThreshold ?? 3));
+    await kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`, o.policy ?? policy(ns, o.periodSeconds ?? 1, o.failureThreshold ?? 3));
 
     // outprobe: one replica, on the infra node, in a sandbox of its own (as its pod would be).
     const sandbox = await net.sandbox(infra.name, 'outprobe');
