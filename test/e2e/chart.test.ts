@@ -14,6 +14,8 @@ import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
+import { sandboxFor, startWorkloads } from '../support/workloads/index.ts';
+import type { Workloads } from '../support/workloads/index.ts';
 
 const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
 const repoCrd = fileURLToPath(new URL('../../crds/outprobe.io_probepolicies.yaml', import.meta.url));
@@ -87,8 +89,12 @@ void describe('charts/outprobe', () => {
   let cp: ControlPlane;
   let helm: string;
   let kubectl: (...args: string[]) => Run;
+  let workloads: Workloads;
   before(async () => {
     cp = await startControlPlane({ full: true });
+    // The controller's pods answer their liveness and readiness probes (run by the node agents,
+    // as the kubelet would) on their metrics port, as a running outprobe does.
+    workloads = startWorkloads({ kube: cp.kube, namespace: NS, labelSelector: `app.kubernetes.io/instance=${RELEASE}`, ...sandboxFor(cp.net) });
     helm = cp.binaries.helm;
     kubectl = (...args: string[]): Run => run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
     await cp.kube.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', serviceMonitorCrd);
@@ -97,6 +103,7 @@ void describe('charts/outprobe', () => {
     for (const name of ['shop', 'web']) await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   });
   after(async () => {
+    await workloads.stop();
     await cp.stop();
     rmSync(helmHome, { recursive: true, force: true });
   });
