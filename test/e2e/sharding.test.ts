@@ -182,7 +182,7 @@ function evictions(replicas: readonly Replica[]): Map<string, number> {
 
 describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of the pod network, real kube-apiserver)`, {
   timeout: 240_000,
-  skip: support.ok ? false : `needs the pod network (run as root): ${support.why}`,
+  skip: support.ok ? false : `no pod network on this machine: ${support.why}`,
 }, () => {
   let net: PodNet | undefined;
   let cp: ControlPlane | undefined;
@@ -321,7 +321,9 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
       const expected = pods.filter((p) => owner(['r1', 'r2', 'r3'], p.uid) === id).length;
       assert.equal(ownedPodsOf(replicas.get(id)!), expected, `${id} owns the pods every replica computes for it`);
     }
+    const tGates = Date.now();
     await waitGates('every gate True', 'True', pods, 60_000);
+    log(`every gate True ${Date.now() - tGates} ms after the owned targets added up`);
     const rate = await probeRate(served(), pods, 3 * periodMs);
     log(`probes per pod per period: min ${rate.min.toFixed(2)} max ${rate.max.toFixed(2)}`);
     assert.ok(rate.min >= 0.6, `a pod went unprobed: ${rate.min}`);
