@@ -35,11 +35,14 @@ export interface NetPod {
   readonly netns: string;
 }
 
-/** The `n`-th pod address of a node (0-based): `.1` upward in its podCIDR, as kwok hands them out. */
+/**
+ * The `n`-th pod address of a node (0-based): `.1` upward in its podCIDR, as kwok hands them
+ * out, short of the CIDR's broadcast address (a /25 holds 126 pods).
+ */
 export function podIpOf(node: NodeNet, n: number): string {
   const [base, bits] = node.podCidr.split('/');
   const size = 2 ** (32 - Number(bits));
-  if (!Number.isInteger(n) || n < 0 || n + 2 > size) throw new RangeError(`pod #${n} does not fit ${node.name}'s podCIDR ${node.podCidr}`);
+  if (!Number.isInteger(n) || n < 0 || n + 1 > size - 2) throw new RangeError(`pod #${n} does not fit ${node.name}'s podCIDR ${node.podCidr}`);
   const o = (base ?? '').split('.').map(Number);
   const int = (((o[0] ?? 0) << 24) >>> 0) + ((o[1] ?? 0) << 16) + ((o[2] ?? 0) << 8) + (o[3] ?? 0) + 1 + n;
   return [int >>> 24, (int >>> 16) & 255, (int >>> 8) & 255, int & 255].join('.');
