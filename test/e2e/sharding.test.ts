@@ -293,7 +293,8 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
   });
 
   after(async () => {
-    await monitor?.stop();
+    // A failed sample (podserve gone) is reported after the clean-up, not instead of it.
+    const sampling = await monitor?.stop().then(() => undefined, (err: unknown) => new Error('a hit sample failed', { cause: err }));
     // SHARD_E2E_LOG_DIR=<dir> keeps every replica's log lines, for a failure seen only in CI.
     const dir = process.env['SHARD_E2E_LOG_DIR'];
     if (dir !== undefined) {
@@ -307,6 +308,7 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     const prefix = net?.prefix;
     await net?.destroy();
     if (prefix !== undefined) assert.deepEqual(namespacesOf(prefix), [], `namespaces of ${prefix} left behind`);
+    if (sampling !== undefined) throw sampling;
   });
 
   it('splits the pods evenly and probes every pod from exactly one replica', async () => {
