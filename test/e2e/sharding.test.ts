@@ -1,9 +1,11 @@
-// Sharding across replicas (issue 5), measured from the targets' side: three
-// outprobe processes against a real kube-apiserver, 300 simulated pods, each
-// with its own 127.x HTTP server that counts the probes it receives. The test
-// plays the kubelet (test/integration/support/fake-kubelet.ts).
+// Sharding across replicas (issue 5), measured from the targets' side, on the pod network
+// (docs/adr/0014-pod-network.md): a real kube-apiserver on the fabric, 900 simulated pods
+// spread over 8 node namespaces, each pod in its own namespace with an IP from its node's
+// podCIDR, all served by one podserve that counts the probes each pod receives; three
+// outprobe processes, each in a sandbox on a node (nodes 0, 1, 2), so every probe crosses a
+// node's forwarding path. The test plays the kubelet (test/e2e/support/net-pods.ts).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -13,8 +15,13 @@ import { owner } from '../../src/sharding/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from '../integration/support/controller.ts';
-import { conditionOf, createFakePod, waitFor } from '../integration/support/fake-kubelet.ts';
-import type { FakePod } from '../integration/support/fake-kubelet.ts';
+import { conditionOf, waitFor } from '../integration/support/fake-kubelet.ts';
+import { createPodNet, podNetSupport } from '../support/podnet/index.ts';
+import type { PodNet, Sandbox } from '../support/podnet/index.ts';
+import { startPodserve } from '../support/podserve/index.ts';
+import type { Podserve } from '../support/podserve/index.ts';
+import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
+import type { NetPod } from './support/net-pods.ts';
 
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const ns = 'shard-e2e';
@@ -22,25 +29,30 @@ const gate = 'outprobe.io/web';
 // 900, not 300: the split of random UIDs is binomial (relative σ = √(2/n) per replica), and
 // "within 15 % of even" must hold at 3σ, not at 1.8σ as it would with 300 pods.
 const podCount = 900;
+const nodeCount = 8; // a node's podCIDR is a /25: at most 126 pods each; 900 round-robin is 113
+/** Where each replica runs: a sandbox of its own on node 0, 1, 2 (reused when it restarts). */
+const replicaNodes: Record<string, number> = { r1: 0, r2: 1, r3: 2 };
 const periodMs = 2000;
 const leaseMs = 4000;
 const log = (m: string): void => void process.stderr.write(`# ${m}\n`);
 
 interface Replica {
   readonly id: string;
+  readonly sandbox: Sandbox;
   readonly child: ChildProcess;
   readonly lines: Record<string, unknown>[];
   readonly exited: Promise<number | null>;
   port: number | undefined;
 }
 
-function startReplica(cp: ControlPlane, id: string): Replica {
+/** outprobe in the replica's sandbox (`ip netns exec` execs node: the child is outprobe itself). */
+function startReplica(cp: ControlPlane, net: PodNet, sandbox: Sandbox, id: string): Replica {
   const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns,
-    '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'none', '--lease-duration', String(leaseMs / 1000),
+    '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none', '--lease-duration', String(leaseMs / 1000),
     '--lease-renew-interval', '1', '--status-interval', '1', '--kube-api-qps', '200', '--kube-api-burst', '400', '--log-level', 'debug'];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const r: Replica = { id, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
-  createInterface({ input: child.stdout }).on('line', (line) => {
+  const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const r: Replica = { id, sandbox, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
+  createInterface({ input: child.stdout! }).on('line', (line) => {
     try {
       const o = JSON.parse(line) as Record<string, unknown>;
       r.lines.push(o);
@@ -49,7 +61,7 @@ function startReplica(cp: ControlPlane, id: string): Replica {
       r.lines.push({ msg: line });
     }
   });
-  createInterface({ input: child.stderr }).on('line', (line) => r.lines.push({ msg: `stderr: ${line}` }));
+  createInterface({ input: child.stderr! }).on('line', (line) => r.lines.push({ msg: `stderr: ${line}` }));
   return r;
 }
 
@@ -64,34 +76,64 @@ function ownedPodsOf(r: Replica): number | undefined {
   return last === undefined ? undefined : (last['ownedPods'] as number);
 }
 
+/** From the root namespace, across the fabric and the replica's node. */
 async function ownedTargets(r: Replica): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${r.port ?? 0}/metrics`);
+  const res = await fetch(`http://${r.sandbox.ip}:${r.port ?? 0}/metrics`);
   const m = /^outprobe_owned_targets (\d+)/m.exec(await res.text());
   return Number(m?.[1] ?? Number.NaN);
 }
 
-/** Every pod's hit count, sampled every 100 ms: when each pod was last probed and the longest gap. */
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Readiness probes (HTTP requests; liveness is tcpSocket) each pod has answered, by pod name. */
+async function httpHits(podserve: Podserve): Promise<Map<string, number>> {
+  return new Map([...(await podserve.stats())].map(([pod, c]) => [pod, c.http]));
+}
+
+/**
+ * Every pod's hit count, sampled every 100 ms (one podserve stats call for all pods): when
+ * each pod was last probed and the longest gap. A removed pod drops out of the stats and
+ * keeps its last count.
+ */
 class HitMonitor {
   readonly lastHit = new Map<string, number>();
   readonly #seen = new Map<string, number>();
   readonly #maxGap = new Map<string, number>();
-  readonly #timer: NodeJS.Timeout;
+  readonly #pods: readonly NetPod[];
+  readonly #podserve: Podserve;
+  #stopped = false;
+  readonly #loop: Promise<void>;
 
-  constructor(pods: readonly FakePod[]) {
+  static async start(podserve: Podserve, pods: readonly NetPod[]): Promise<HitMonitor> {
+    return new HitMonitor(podserve, pods, await httpHits(podserve));
+  }
+
+  private constructor(podserve: Podserve, pods: readonly NetPod[], first: Map<string, number>) {
+    this.#podserve = podserve;
+    this.#pods = pods;
     const now = Date.now();
     for (const p of pods) {
-      this.#seen.set(p.uid, p.hits);
+      this.#seen.set(p.uid, first.get(p.name) ?? 0);
       this.lastHit.set(p.uid, now);
     }
-    this.#timer = setInterval(() => {
+    this.#loop = this.#run();
+  }
+
+  async #run(): Promise<void> {
+    // Bounded by stop(): each turn sleeps 100 ms, then ends once stopped.
+    for (;;) {
+      await sleep(100);
+      if (this.#stopped) return;
+      const hits = await httpHits(this.#podserve);
       const t = Date.now();
-      for (const p of pods) {
-        if (p.hits === this.#seen.get(p.uid)) continue;
-        this.#seen.set(p.uid, p.hits);
+      for (const p of this.#pods) {
+        const n = hits.get(p.name);
+        if (n === undefined || n === this.#seen.get(p.uid)) continue;
+        this.#seen.set(p.uid, n);
         this.#maxGap.set(p.uid, Math.max(this.#maxGap.get(p.uid) ?? 0, t - (this.lastHit.get(p.uid) ?? t)));
         this.lastHit.set(p.uid, t);
       }
-    }, 100);
+    }
   }
 
   /** The longest gap between two probes of any of `uids` (including the open one now). */
@@ -109,20 +151,28 @@ class HitMonitor {
     this.#maxGap.clear();
   }
 
-  stop(): void {
-    clearInterval(this.#timer);
+  /** Ends the sampling; rejects if a sample failed (podserve gone). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#loop;
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /** Probes per pod per period over a window: every pod is probed, none by two replicas. */
-async function probeRate(pods: readonly FakePod[], windowMs: number): Promise<{ min: number; max: number }> {
-  const before = new Map(pods.map((p) => [p.uid, p.hits]));
+async function probeRate(podserve: Podserve, pods: readonly NetPod[], windowMs: number): Promise<{ min: number; max: number }> {
+  const before = await httpHits(podserve);
   await sleep(windowMs);
-  const rates = pods.map((p) => ((p.hits - (before.get(p.uid) ?? 0)) * periodMs) / windowMs);
+  const now = await httpHits(podserve);
+  const rates = pods.map((p) => (((now.get(p.name) ?? 0) - (before.get(p.name) ?? 0)) * periodMs) / windowMs);
   return { min: Math.min(...rates), max: Math.max(...rates) };
 }
+
+/** This run's network namespaces still present (`ip netns list`). */
+function namespacesOf(prefix: string): string[] {
+  return execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((l) => l.split(' ')[0] ?? '').filter((n) => n.startsWith(`${prefix}-`));
+}
+
+const support = podNetSupport();
 
 function evictions(replicas: readonly Replica[]): Map<string, number> {
   const out = new Map<string, number>();
@@ -130,17 +180,24 @@ function evictions(replicas: readonly Replica[]): Map<string, number> {
   return out;
 }
 
-describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, { timeout: 240_000 }, () => {
-  let cp: ControlPlane;
-  const pods: FakePod[] = [];
+describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of the pod network, real kube-apiserver)`, {
+  timeout: 240_000,
+  skip: support.ok ? false : `no pod network on this machine: ${support.why}`,
+}, () => {
+  let net: PodNet | undefined;
+  let cp: ControlPlane | undefined;
+  let podserve: Podserve | undefined;
+  const sandboxes = new Map<string, Sandbox>();
+  const pods: NetPod[] = [];
   const replicas = new Map<string, Replica>();
   const everyReplica: Replica[] = [];
-  let monitor: HitMonitor;
+  let monitor: HitMonitor | undefined;
   const closed = new Set<string>();
-  const open = (): FakePod[] => pods.filter((p) => !closed.has(p.uid));
+  const open = (): NetPod[] => pods.filter((p) => !closed.has(p.uid));
+  const served = (): Podserve => podserve!;
 
   const start = (id: string): Replica => {
-    const r = startReplica(cp, id);
+    const r = startReplica(cp!, net!, sandboxes.get(id)!, id);
     replicas.set(id, r);
     everyReplica.push(r);
     return r;
@@ -164,12 +221,12 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
     }, 30_000, 250);
   };
   const leaseNames = async (): Promise<string[]> => {
-    const list = await cp.kube.get(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases?labelSelector=outprobe.io%2Fshard%3Dtrue`);
+    const list = await cp!.kube.get(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases?labelSelector=outprobe.io%2Fshard%3Dtrue`);
     return ((list['items'] ?? []) as { metadata: { name: string } }[]).map((l) => l.metadata.name).sort();
   };
   /** Every pod's gate condition, from one LIST (900 GETs per poll would load the API server the test measures). */
   const gateConditions = async (): Promise<Map<string, { status: string; reason?: string; message?: string }>> => {
-    const list = await cp.kube.get(`/api/v1/namespaces/${ns}/pods`);
+    const list = await cp!.kube.get(`/api/v1/namespaces/${ns}/pods`);
     const out = new Map<string, { status: string; reason?: string; message?: string }>();
     for (const item of (list['items'] ?? []) as Record<string, unknown>[]) {
       const c = conditionOf(item, gate);
@@ -178,7 +235,7 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
     return out;
   };
   /** Waits until every pod of `which` has the gate `want`; on timeout, says which did not and what they show. */
-  const waitGates = async (what: string, want: string, which: readonly FakePod[], timeoutMs: number): Promise<void> => {
+  const waitGates = async (what: string, want: string, which: readonly NetPod[], timeoutMs: number): Promise<void> => {
     let last = new Map<string, { status: string; reason?: string; message?: string }>();
     await waitFor(what, async () => {
       last = await gateConditions();
@@ -197,7 +254,12 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
   };
 
   before(async () => {
-    cp = await startControlPlane({ log: () => undefined });
+    const t0 = Date.now();
+    net = await createPodNet({ nodes: nodeCount, log });
+    cp = await startControlPlane({ log: () => undefined, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
+    podserve = await startPodserve({ log });
+    for (const [id, node] of Object.entries(replicaNodes)) sandboxes.set(id, await net.sandbox(net.nodes[node]!.name, `outprobe-${id}`));
+    log(`pod network ${net.prefix} (${net.clusterCidr}), API server ${cp.server}, podserve and sandboxes up in ${Date.now() - t0} ms`);
     await installCrd(cp.kube);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`, {
@@ -212,15 +274,27 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
         remediation: { maxUnavailable: 100, haltAbovePercentFailing: 50 },
       },
     });
+    // Pod k on node k mod 8, as that node's (k div 8)-th pod: .1 upward in its podCIDR.
+    const env = { kube: cp.kube, net, podserve };
+    const t1 = Date.now();
     for (let i = 0; i < podCount; i += 25) {
-      const batch = await Promise.all(Array.from({ length: Math.min(25, podCount - i) }, (_, j) => createFakePod(cp.kube, ns, `web-${i + j}`, { gate })));
+      const batch = await Promise.all(Array.from({ length: Math.min(25, podCount - i) }, (_, j) => {
+        const k = i + j;
+        const node = net!.nodes[k % nodeCount]!;
+        return createNetPod(env, { namespace: ns, name: `web-${k}`, node, ip: podIpOf(node, Math.floor(k / nodeCount)) }, { gate });
+      }));
       pods.push(...batch);
     }
-    monitor = new HitMonitor(pods);
+    log(`${podCount} pods created, attached and served in ${Date.now() - t1} ms`);
+    const t2 = Date.now();
+    await pinNeighbours(net, pods);
+    log(`ARP entries of ${podCount} pods pinned in ${Date.now() - t2} ms`);
+    monitor = await HitMonitor.start(podserve, pods);
   });
 
   after(async () => {
-    monitor.stop();
+    // A failed sample (podserve gone) is reported after the clean-up, not instead of it.
+    const sampling = await monitor?.stop().then(() => undefined, (err: unknown) => new Error('a hit sample failed', { cause: err }));
     // SHARD_E2E_LOG_DIR=<dir> keeps every replica's log lines, for a failure seen only in CI.
     const dir = process.env['SHARD_E2E_LOG_DIR'];
     if (dir !== undefined) {
@@ -229,8 +303,12 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
     }
     for (const r of replicas.values()) r.child.kill('SIGKILL');
     await Promise.all([...replicas.values()].map((r) => r.exited));
-    await Promise.all(pods.map((p) => p.close()));
-    await cp.stop();
+    await podserve?.close();
+    await cp?.stop();
+    const prefix = net?.prefix;
+    await net?.destroy();
+    if (prefix !== undefined) assert.deepEqual(namespacesOf(prefix), [], `namespaces of ${prefix} left behind`);
+    if (sampling !== undefined) throw sampling;
   });
 
   it('splits the pods evenly and probes every pod from exactly one replica', async () => {
@@ -245,8 +323,10 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
       const expected = pods.filter((p) => owner(['r1', 'r2', 'r3'], p.uid) === id).length;
       assert.equal(ownedPodsOf(replicas.get(id)!), expected, `${id} owns the pods every replica computes for it`);
     }
+    const tGates = Date.now();
     await waitGates('every gate True', 'True', pods, 60_000);
-    const rate = await probeRate(pods, 3 * periodMs);
+    log(`every gate True ${Date.now() - tGates} ms after the owned targets added up`);
+    const rate = await probeRate(served(), pods, 3 * periodMs);
     log(`probes per pod per period: min ${rate.min.toFixed(2)} max ${rate.max.toFixed(2)}`);
     assert.ok(rate.min >= 0.6, `a pod went unprobed: ${rate.min}`);
     assert.ok(rate.max <= 1.4, `a pod was probed by two replicas: ${rate.max}`);
@@ -259,23 +339,23 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
     const dying = [...victims.slice(0, 2), ...others.slice(0, 2)];
     for (const p of dying) {
       closed.add(p.uid);
-      await p.close();
+      await served().remove(p.name);
     }
     // Readiness flips across the kill, to be finished by the survivors.
     const goBad = victims.slice(2, 7);
     const goGood = victims.slice(7, 12);
-    for (const p of goGood) p.healthy = false;
+    for (const p of goGood) await served().setHealthy(p.name, false);
     await waitGates('gates False before the kill', 'False', goGood, 15_000);
     await sleep(1000);
     const killedAt = Date.now();
     replicas.get('r2')!.child.kill('SIGKILL');
     await replicas.get('r2')!.exited;
     replicas.delete('r2');
-    for (const p of goBad) p.healthy = false;
-    for (const p of goGood) p.healthy = true;
+    for (const p of goBad) await served().setHealthy(p.name, false);
+    for (const p of goGood) await served().setHealthy(p.name, true);
     const live = victims.filter((p) => !closed.has(p.uid));
-    await waitFor('every victim pod probed again', () => Promise.resolve(live.every((p) => (monitor.lastHit.get(p.uid) ?? 0) > killedAt)), leaseMs + periodMs + 5000, 100);
-    const handover = Math.max(...live.map((p) => (monitor.lastHit.get(p.uid) ?? 0) - killedAt));
+    await waitFor('every victim pod probed again', () => Promise.resolve(live.every((p) => (monitor!.lastHit.get(p.uid) ?? 0) > killedAt)), leaseMs + periodMs + 5000, 100);
+    const handover = Math.max(...live.map((p) => (monitor!.lastHit.get(p.uid) ?? 0) - killedAt));
     log(`kill -9: all of r2's ${live.length} pods probed again ${handover} ms after the kill (lease ${leaseMs} ms + period ${periodMs} ms)`);
     assert.ok(handover <= leaseMs + periodMs + 500, `handover took ${handover} ms`);
     await converged(['r1', 'r3']);
@@ -291,11 +371,11 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
     await waitGates('every healthy pod ends True', 'True', healthy, 15_000);
     // Status: one writer, counts summed over the live replicas' Leases.
     const status = await waitFor('policy status settled', async () => {
-      const st = (await cp.kube.get(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies/web`))['status'] as Record<string, number> | undefined;
+      const st = (await cp!.kube.get(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies/web`))['status'] as Record<string, number> | undefined;
       return st?.['pods'] === podCount - dying.length && st['ready'] === podCount - dying.length - goBad.length && st['failing'] === 0 ? st : undefined;
     }, 15_000, 250);
     log(`policy status after the kill: pods ${status['pods']} ready ${status['ready']} failing ${status['failing']} remediations ${status['remediations']}`);
-    for (const p of goBad) p.healthy = true;
+    for (const p of goBad) await served().setHealthy(p.name, true);
     await waitGates('goBad gates True again', 'True', goBad, 15_000);
   });
 
@@ -303,7 +383,7 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
     start('r2');
     await converged(['r1', 'r2', 'r3']);
     await sleep(periodMs + 500);
-    monitor.reset();
+    monitor!.reset();
     for (const id of ['r1', 'r2', 'r3']) {
       assert.equal(await stopGracefully(id), 0, `${id} exits 0`);
       assert.ok(!(await leaseNames()).includes(`outprobe-shard-${id}`), `${id} released its Lease`);
@@ -312,16 +392,16 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
       await converged(['r1', 'r2', 'r3']);
       await sleep(periodMs);
     }
-    const gap = monitor.maxGap(open().map((p) => p.uid));
+    const gap = monitor!.maxGap(open().map((p) => p.uid));
     log(`rolling restart: longest gap between two probes of a pod ${gap.ms} ms`);
     assert.ok(gap.ms <= 2 * periodMs + 1000, `pod ${gap.uid} unprobed for ${gap.ms} ms`);
     assert.deepEqual(await leaseNames(), ['outprobe-shard-r1', 'outprobe-shard-r2', 'outprobe-shard-r3']);
-    const rate = await probeRate(open(), 2 * periodMs);
+    const rate = await probeRate(served(), open(), 2 * periodMs);
     assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after the restart: ${JSON.stringify(rate)}`);
   });
 
   it('scaling 3 → 1 → 3 → 1 moves only the expected share', async () => {
-    const all = (await cp.kube.get(`/api/v1/namespaces/${ns}/pods`))['items'] as { metadata: { uid: string } }[];
+    const all = (await cp!.kube.get(`/api/v1/namespaces/${ns}/pods`))['items'] as { metadata: { uid: string } }[];
     const uids = all.map((p) => p.metadata.uid);
     await stopGracefully('r2');
     await stopGracefully('r3');
@@ -338,14 +418,14 @@ describe(`sharding across 3 replicas (${podCount} pods, real kube-apiserver)`, {
     assert.equal(ownedAfter, kept, 'r1 keeps exactly the pods it wins among three');
     assert.ok(Math.abs(kept / uids.length - 1 / 3) < 0.05, `kept ${kept}`);
     await sleep(periodMs + 500);
-    let rate = await probeRate(open(), 2 * periodMs);
+    let rate = await probeRate(served(), open(), 2 * periodMs);
     assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after 1 → 3: ${JSON.stringify(rate)}`);
     await stopGracefully('r2');
     await stopGracefully('r3');
     await converged(['r1']);
     assert.equal(ownedPodsOf(replicas.get('r1')!), uids.length);
     await sleep(500);
-    rate = await probeRate(open(), 2 * periodMs);
+    rate = await probeRate(served(), open(), 2 * periodMs);
     assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after 3 → 1: ${JSON.stringify(rate)}`);
     assert.equal(await stopGracefully('r1'), 0);
     assert.deepEqual(await leaseNames(), [], 'no Lease left behind');

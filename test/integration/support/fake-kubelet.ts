@@ -50,13 +50,14 @@ async function patch(kube: KubeClient, path: string, body: unknown, contentType:
   if (r.status < 200 || r.status > 299) throw new Error(`PATCH ${path}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
 }
 
-function statusBody(uid: string, ip: string, restartCount: number, startedAt: string): Record<string, unknown> {
+/** The status the kubelet writes for a running pod whose one container `web` is ready. */
+export function statusBody(uid: string, ip: string, restartCount: number, startedAt: string, hostIp = '127.0.0.1'): Record<string, unknown> {
   return {
     status: {
       phase: 'Running',
       podIP: ip,
       podIPs: [{ ip }],
-      hostIP: '127.0.0.1',
+      hostIP: hostIp,
       startTime: startedAt,
       conditions: [
         { type: 'PodScheduled', status: 'True' },
@@ -80,20 +81,25 @@ function statusBody(uid: string, ip: string, restartCount: number, startedAt: st
   };
 }
 
-export async function createFakePod(kube: KubeClient, namespace: string, name: string, o: FakePodOptions = {}): Promise<FakePod> {
-  const ip = allocateIp();
-  const port = o.port ?? 8080;
-  const created = await kube.create(podsPath(namespace), {
+/** The Pod object of a fake pod bound to `nodeName`: one container `web` with port `http` (8080 unless `o.port`). */
+export function fakePodManifest(namespace: string, name: string, o: FakePodOptions = {}, nodeName = 'fake-node'): Record<string, unknown> {
+  return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace, labels: o.labels ?? { app: 'web' } },
     spec: {
-      nodeName: 'fake-node',
+      nodeName,
       terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 30,
       ...(o.gate === undefined ? {} : { readinessGates: [{ conditionType: o.gate }] }),
-      containers: [{ name: 'web', image: 'example/web:1', ports: [{ name: 'http', containerPort: port }] }],
+      containers: [{ name: 'web', image: 'example/web:1', ports: [{ name: 'http', containerPort: o.port ?? 8080 }] }],
     },
-  });
+  };
+}
+
+export async function createFakePod(kube: KubeClient, namespace: string, name: string, o: FakePodOptions = {}): Promise<FakePod> {
+  const ip = allocateIp();
+  const port = o.port ?? 8080;
+  const created = await kube.create(podsPath(namespace), fakePodManifest(namespace, name, o));
   const uid = (created['metadata'] as { uid: string }).uid;
   const pod: FakePod = { namespace, name, uid, ip, healthy: true, hits: 0, close: () => Promise.resolve() };
   const server = http.createServer((req, res) => {
@@ -107,8 +113,13 @@ export async function createFakePod(kube: KubeClient, namespace: string, name: s
       server.closeAllConnections();
       server.close(() => resolve());
     });
-  await strategicPatch(kube, `${podsPath(namespace)}/${name}/status`, statusBody(uid, ip, 0, new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z')));
+  await strategicPatch(kube, `${podsPath(namespace)}/${name}/status`, statusBody(uid, ip, 0, startedAgo(60_000)));
   return pod;
+}
+
+/** An RFC 3339 timestamp (whole seconds, as the kubelet writes them) `ms` before now. */
+export function startedAgo(ms: number): string {
+  return new Date(Date.now() - ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 /** The kubelet restarted the container: new containerID, restartCount + 1, new startedAt. */
