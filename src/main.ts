@@ -11,7 +11,7 @@ import { systemClock, systemRandom } from './kernel/index.ts';
 import { KubeClient, loadConnection, reviewBearerToken } from './kube/index.ts';
 import { EventRecorder, Metrics, MetricsAuth, createLogger, startObservabilityServer } from './observability/index.ts';
 import type { AuthDecision, Logger } from './observability/index.ts';
-import { createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
+import { EventLoopMonitor, createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
 import { ShardMembership, shardReporter } from './sharding/index.ts';
 
 /** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
@@ -124,6 +124,9 @@ async function main(): Promise<number> {
   });
   const userAgent = `kube-probe/${await kubeProbeVersion(client, config, log)}`;
   const events = new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: config.identity });
+  // Event-loop delay for the metric, and stalls for the guard that voids the failures they cause (ADR 0016).
+  const loopMonitor = new EventLoopMonitor({ boundMs: config.stallBoundMs, onDelay: (ms) => metrics.observeEventLoopDelay(ms / 1000) });
+  loopMonitor.start();
   const { sharding, leaseClient } = config.sharding ? startSharding(config, client, log, metrics) : { sharding: undefined, leaseClient: undefined };
   const controller = new Controller({
     client,
@@ -136,6 +139,7 @@ async function main(): Promise<number> {
       grpc: createGrpcProber({ userAgent }),
       ...(config.execEnabled ? { exec: execVia(client, config.publishExecOutput) } : {}),
     },
+    stallGuard: loopMonitor,
     execEnabled: config.execEnabled,
     execNamespaces: config.execNamespaces,
     limits: { perMinute: config.maxRemediationsPerMinute, maxHaltAbovePercentFailing: config.maxHaltAbovePercentFailing, allowDelete: config.allowDeleteAction },
@@ -169,6 +173,7 @@ async function main(): Promise<number> {
     userAgent,
     server: client.connection.server,
     sharding: sharding === undefined ? 'off' : `Leases in ${config.leaseNamespace ?? client.connection.namespace}`,
+    stallBoundSeconds: config.stallBoundMs / 1000,
   });
   warnNoExecNamespace(config, log);
   const stop = new AbortController();
@@ -206,6 +211,7 @@ async function main(): Promise<number> {
   await controller.run(stop.signal);
   await shardDone;
   clearInterval(gauges);
+  loopMonitor.stop();
   await server.close();
   await client.close();
   await leaseClient?.close();

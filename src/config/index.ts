@@ -26,6 +26,7 @@ const options = {
   'max-halt-above-percent-failing': { type: 'string', env: 'OUTPROBE_MAX_HALT_ABOVE_PERCENT_FAILING', help: 'Ceiling for every policy\'s remediation.haltAbovePercentFailing (0-100); a policy asking more is clamped and told so (default 50)' },
   'allow-delete-action': { type: 'boolean', env: 'OUTPROBE_ALLOW_DELETE_ACTION', help: 'Honour liveness.action Delete; without it such policies are remediated by Eviction (PDB-aware) and told so (default false)' },
   'allowed-probe-cidrs': { type: 'string', env: 'OUTPROBE_ALLOWED_PROBE_CIDRS', help: 'Comma-separated CIDRs pod IPs must be in to be probed (default: any pod IP). Never probed, even if listed: link-local (169.254.0.0/16, fe80::/10), cloud metadata (fd00:ec2::254, 100.100.100.200, 168.63.129.16), unspecified, multicast, broadcast, and these IPv4 addresses in IPv6 form (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::/96, 2002::/16). Loopback (127.0.0.0/8, ::1) only when a listed CIDR lies inside it (0.0.0.0/0 does not count). On hostNetwork pods only ports the container declares (ports[].containerPort) are probed, redirect hops included' },
+  'stall-bound': { type: 'string', env: 'OUTPROBE_STALL_BOUND', help: 'Seconds of event-loop delay (a GC pause, long synchronous work, CPU throttling) beyond which a failed probe attempt that overlapped it, or whose timeout fired that late, is void: retried, never counted as a failure; successes always count. 0 turns the guard off (default 0.5)' },
   'status-interval': { type: 'string', env: 'OUTPROBE_STATUS_INTERVAL', help: 'Seconds between ProbePolicy status refreshes (written only when changed; default 2)' },
   'kube-probe-version': { type: 'string', env: 'OUTPROBE_KUBE_PROBE_VERSION', help: 'Version in the User-Agent kube-probe/<major>.<minor> (default: the API server\'s)' },
   sharding: { type: 'string', env: 'OUTPROBE_SHARDING', help: 'true | false: split pods across replicas by pod UID with one Lease per replica (default true)' },
@@ -59,6 +60,8 @@ export const configSchema = z.object({
   allowDeleteAction: z.boolean(),
   allowedCidrs: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'must be a CIDR like 10.0.0.0/8')),
   statusIntervalMs: z.coerce.number().positive().transform((s) => Math.round(s * 1000)),
+  /** The stall guard's bound in ms (ADR 0016); 0: off. @default 500 */
+  stallBoundMs: z.coerce.number().min(0).max(60).transform((s) => Math.round(s * 1000)),
   kubeProbeVersion: z.string().regex(/^\d+\.\d+\+?$/, 'must be <major>.<minor>').optional(),
   sharding: z.enum(['true', 'false']).transform((v) => v === 'true'),
   leaseNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
@@ -118,6 +121,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     ...trustConfig(get),
     allowedCidrs: typeof cidrs === 'string' && cidrs !== '' ? cidrs.split(',').map((c) => c.trim()) : [],
     statusIntervalMs: get('status-interval') ?? 2,
+    ...guardConfig(get),
     kubeProbeVersion: get('kube-probe-version'),
     ...shardingConfig(get, env),
   };
@@ -149,6 +153,11 @@ function trustConfig(get: (name: keyof typeof options) => string | boolean | und
 function listOrAll(value: string | boolean | undefined): '*' | string[] {
   const list = items(value);
   return list.length === 1 && list[0] === '*' ? '*' : list;
+}
+
+/** The guards against outprobe causing an outage (issue 13). */
+function guardConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
+  return { stallBoundMs: get('stall-bound') ?? 0.5 };
 }
 
 function shardingConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {

@@ -2,6 +2,7 @@ import type { Clock, Random } from '../kernel/index.ts';
 import { ReflectorSet, projectPod } from '../kube/index.ts';
 import type { KubeClient, Pod, RawObject } from '../kube/index.ts';
 import { Scheduler } from '../probing/index.ts';
+import type { StallGuard } from '../probing/index.ts';
 import { AddressGuard } from '../targets/index.ts';
 import { GateWriter, deletePod, evictPod, patchGateCondition } from '../writeback/index.ts';
 import type { RemediationLimits } from '../writeback/index.ts';
@@ -32,6 +33,11 @@ export interface ControllerOptions {
    * @default 60
    */
   readonly maxProbeTimeoutSeconds?: number;
+  /**
+   * Voids failed probe attempts that overlapped a stall of this process
+   * (an EventLoopMonitor, started by the caller; ADR 0016). @default none: every failure counts
+   */
+  readonly stallGuard?: StallGuard;
   /** Probes in flight at once, shared fairly between namespaces, then policies (see the scheduler's fair-share.ts). @default 256 */
   readonly concurrency?: number;
   /** When set, only pod IPs in these ranges are probed. */
@@ -139,6 +145,7 @@ export class Controller {
       remediate: (req) => this.remediator.request(req),
       owns: options.owns ?? (() => true),
       processStart: clock.now(),
+      stall: options.stallGuard,
     });
     this.remediator = new Remediator({
       clock,

@@ -1,6 +1,6 @@
 import type { Pod, ReflectorSignal } from '../kube/index.ts';
 import type { CappedTimeout, PolicyIssue } from '../policy/index.ts';
-import type { Outcome } from '../probing/index.ts';
+import type { Outcome, StallNote } from '../probing/index.ts';
 import type { Transition } from '../results/index.ts';
 import type { PlanIssue, TargetPlan } from '../targets/index.ts';
 import type { GateCondition, PodRef } from '../writeback/index.ts';
@@ -12,6 +12,8 @@ import type { GateCondition, PodRef } from '../writeback/index.ts';
  */
 export type ControllerEvent =
   | { readonly type: 'probe'; readonly target: TargetPlan; readonly pod: Pod; readonly outcome: Outcome; readonly durationMs: number; readonly observe: boolean }
+  /** A failed attempt voided by the stall guard (ADR 0016): retried, never counted. */
+  | { readonly type: 'probe-voided'; readonly target: TargetPlan; readonly pod: Pod; readonly note: StallNote }
   | { readonly type: 'pass-start'; readonly namespace: string; readonly policy: string; readonly lagMs: number }
   | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
   | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly error?: unknown }

@@ -17,7 +17,10 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 
 function probeHandler(metrics: Metrics, emit: Emit): Handlers['probe'] {
   return (e) => {
-    metrics.recordProbe({ policy: e.target.policy, kind: e.target.kind, handler: e.target.probe.handler.type, result: e.outcome.kind, durationSeconds: e.durationMs / 1000 });
+    const voided = e.outcome.kind === 'errored' && e.outcome.stall !== undefined;
+    metrics.recordProbe({ policy: e.target.policy, kind: e.target.kind, handler: e.target.probe.handler.type, result: voided ? 'voided' : e.outcome.kind, durationSeconds: e.durationMs / 1000 });
+    // A voided pass is this process's fault, not the pod's: no Event (each voided attempt is logged at debug).
+    if (voided) return;
     const title = probeKindTitle(e.target.kind);
     const pod = podObject(e.pod);
     if (e.outcome.kind === 'failure') emit(pod, 'Warning', 'Unhealthy', `${title} probe failed: ${e.outcome.output}`);
@@ -34,6 +37,13 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
   const ref = (p: { readonly namespace: string; readonly name: string }): string => `${p.namespace}/${p.name}`;
   const handlers: Handlers = {
     probe: probeHandler(metrics, emit),
+    'probe-voided': (e) => {
+      metrics.recordProbeVoided({ namespace: e.pod.namespace, policy: e.target.policy, kind: e.target.kind });
+      log.debug('probe failure voided: this process stalled during the attempt; retried, not counted', {
+        policy: e.target.policy, pod: ref(e.pod), container: e.target.container, kind: e.target.kind,
+        cause: e.note.cause, stallSeconds: e.note.stallMs / 1000, boundSeconds: e.note.boundMs / 1000, failure: e.note.failure,
+      });
+    },
     'pass-start': (e) => {
       metrics.observeScheduleLag(e.namespace, e.policy, e.lagMs / 1000);
     },

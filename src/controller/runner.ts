@@ -1,7 +1,7 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
-import type { Outcome, PassResult } from '../probing/index.ts';
-import { errored, probeWithRetries } from '../probing/index.ts';
+import type { Outcome, PassResult, StallGuard, StallNote } from '../probing/index.ts';
+import { errored, guardedAttempt, probeWithRetries } from '../probing/index.ts';
 import { thresholdsOf } from '../policy/index.ts';
 import { containerStarted, createTarget, decide, instanceOf, record, reconfigure, restartGracePeriodMs } from '../results/index.ts';
 import type { ContainerView, TargetState, TargetView, Transition } from '../results/index.ts';
@@ -28,6 +28,17 @@ export interface PassHooks {
   readonly onTransition: (target: Target, pod: Pod, transition: Transition) => void;
   readonly onProbe: (target: Target, pod: Pod, outcome: Outcome, durationMs: number) => void;
   readonly onStop: (target: Target) => void;
+  /** A failed attempt the stall guard voided (each one, retried ones included). */
+  readonly onVoid?: (target: Target, pod: Pod, note: StallNote) => void;
+}
+
+export interface PassDeps {
+  readonly clock: Clock;
+  readonly probers: Probers;
+  readonly guard: AddressGuard;
+  readonly hooks: PassHooks;
+  /** Voids failures that overlapped a stall of this process (ADR 0016). @default none: every failure counts */
+  readonly stall?: StallGuard | undefined;
 }
 
 /** The kubelet's view of one container, from the pod projection. */
@@ -79,7 +90,7 @@ export function replan(target: Target, plan: TargetPlan): void {
  */
 export async function runPass(
   target: Target,
-  deps: { readonly clock: Clock; readonly probers: Probers; readonly guard: AddressGuard; readonly hooks: PassHooks },
+  deps: PassDeps,
   lookup: { readonly pod: (key: string) => Pod | undefined; readonly startupOf: (target: Target) => TargetState | null },
   signal: AbortSignal,
 ): Promise<PassResult> {
@@ -100,13 +111,26 @@ export async function runPass(
   if (decision.action !== 'probe' || pod === undefined) return decision.wakeAt === null ? {} : { nextDueAt: decision.wakeAt };
   const instance = instanceOf(container) ?? undefined;
   const started = deps.clock.now();
-  const outcome = await probeWithRetries(() => probeOnce(target, pod, deps, signal), signal);
+  const outcome = await probeWithRetries(attemptOf(target, pod, deps, signal), signal);
   if (signal.aborted) return {}; // removed, replaced or stopping: a stale result is never recorded
   deps.hooks.onProbe(target, pod, outcome, deps.clock.now() - started);
   const recorded = record(target.state, outcome, deps.clock.now(), instance);
   target.state = recorded.state;
   if (recorded.emitted !== null) deps.hooks.onTransition(target, pod, recorded.emitted);
   return {};
+}
+
+/**
+ * One attempt, inside a stall-guard window when there is a guard: a failure
+ * it voids comes back errored (so it is retried) and marked (so `record`
+ * counts nothing).
+ */
+function attemptOf(target: Target, pod: Pod, deps: PassDeps, signal: AbortSignal): () => Promise<Outcome> {
+  const once = (): Promise<Outcome> => probeOnce(target, pod, deps, signal);
+  const { stall } = deps;
+  if (stall === undefined) return once;
+  const timeoutMs = target.plan.probe.timeoutSeconds * 1000;
+  return () => guardedAttempt(once, stall, timeoutMs, (note) => deps.hooks.onVoid?.(target, pod, note));
 }
 
 async function probeOnce(target: Target, pod: Pod, deps: { readonly probers: Probers; readonly guard: AddressGuard }, signal: AbortSignal): Promise<Outcome> {

@@ -1,7 +1,7 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
-import type { PassResult, Scheduler } from '../probing/index.ts';
+import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, selects } from '../targets/index.ts';
@@ -28,6 +28,8 @@ export interface TargetSetDeps {
   readonly remediate: (req: RemediationRequest) => void;
   readonly owns: (pod: Pod) => boolean;
   readonly processStart: number;
+  /** Voids failed attempts that overlapped a stall of this process (ADR 0016). @default none */
+  readonly stall?: StallGuard | undefined;
 }
 
 const podKeyOf = (pod: Pod): string => `${pod.namespace}/${pod.name}`;
@@ -294,6 +296,7 @@ export class TargetSet {
         clock: this.#d.clock,
         probers: this.#d.probers,
         guard: this.#d.guard,
+        stall: this.#d.stall,
         hooks: {
           onTransition: (t, pod, tr) => this.#onTransition(t, pod, tr),
           onProbe: (t, pod, outcome, durationMs) => {
@@ -301,6 +304,9 @@ export class TargetSet {
             this.#d.observe({ type: 'probe', target: t.plan, pod, outcome, durationMs, observe: this.#observeMode(t) });
           },
           onStop: (t) => this.#remove(t.plan.key),
+          onVoid: (t, pod, note) => {
+            this.#d.observe({ type: 'probe-voided', target: t.plan, pod, note });
+          },
         },
       },
       {

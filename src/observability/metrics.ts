@@ -3,8 +3,8 @@ import type { ProbeKind } from '../kernel/index.ts';
 import { probeKinds } from '../kernel/index.ts';
 import type { RequestRecord } from '../kube/index.ts';
 
-/** How one probe attempt ended (the executors' outcome kinds). */
-export type ProbeResultLabel = 'success' | 'warning' | 'failure' | 'errored';
+/** How one probe pass ended: the executors' outcome kinds, or `voided` (a failure the stall guard voided, ADR 0016). */
+export type ProbeResultLabel = 'success' | 'warning' | 'failure' | 'errored' | 'voided';
 /** The probe handler, named as in core/v1. */
 export type ProbeHandlerLabel = 'httpGet' | 'tcpSocket' | 'grpc' | 'exec';
 /** The committed value a target moved to (the results stage's values). */
@@ -25,6 +25,11 @@ const prefix = 'outprobe_';
 /** 1 ms to 10 s: a TCP connect on loopback up to a probe's longest sensible timeout. */
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** 5 ms to 2 min: from a busy loop's jitter to a probe that waited out others' longest timeouts. */
+/**
+ * 1 ms to 30 s of event-loop delay, with an edge at 0.5 s (the default
+ * --stall-bound) so `le="0.5"` separates the delays the stall guard acts on.
+ */
+const loopDelayBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const lagBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /**
@@ -42,6 +47,8 @@ export class Metrics {
   /** policy → its labelled lag series (observed on every pass: labels hashed once). */
   readonly #scheduleLagByPolicy = new Map<string, { observe(value: number): void }>();
   readonly #probesInFlight: Gauge<'namespace'>;
+  readonly #loopDelay: Histogram;
+  readonly #probesVoided: Counter<'namespace' | 'policy' | 'kind'>;
   readonly #targets: Gauge<'kind'>;
   readonly #ownedTargets: Gauge;
   readonly #unownedPods: Gauge;
@@ -71,6 +78,18 @@ export class Metrics {
       help: 'How late each probe pass started after its due time, by namespace and policy (waiting for a probe slot included).',
       labelNames: ['namespace', 'policy'],
       buckets: lagBuckets,
+      registers,
+    });
+    this.#loopDelay = new Histogram({
+      name: `${prefix}event_loop_delay_seconds`,
+      help: 'How late the stall guard\'s sampler timer (armed every 20 ms) fired: event-loop delay, with the moments of stalls (GC pauses, long synchronous work, CPU throttling).',
+      buckets: loopDelayBuckets,
+      registers,
+    });
+    this.#probesVoided = new Counter({
+      name: `${prefix}probes_voided_total`,
+      help: 'Failed probe attempts voided by the stall guard (this process stalled during them beyond --stall-bound): retried, never counted. By namespace, policy and probe kind.',
+      labelNames: ['namespace', 'policy', 'kind'],
       registers,
     });
     this.#probesInFlight = new Gauge({ name: `${prefix}probes_in_flight`, help: 'Probe passes running now, by namespace (sampled every few seconds).', labelNames: ['namespace'], registers });
@@ -123,6 +142,18 @@ export class Metrics {
       });
     }
     series.observe(Math.max(0, seconds));
+  }
+
+  /** One sample of event-loop delay (the stall guard's monitor). */
+  observeEventLoopDelay(seconds: number): void {
+    this.#loopDelay.observe(Math.max(0, seconds));
+  }
+
+  /** A failed attempt the stall guard voided. `policy` is `<namespace>/<name>`. */
+  recordProbeVoided(v: { readonly namespace: string; readonly policy: string; readonly kind: ProbeKind }): void {
+    const labels = { namespace: v.namespace, policy: v.policy, kind: v.kind };
+    this.#probesVoided.inc(labels);
+    this.#remember(v.policy, 'probes_voided', labels, () => this.#probesVoided.remove(labels));
   }
 
   /** Replaces the in-flight gauge: namespaces left out (idle) lose their series. */

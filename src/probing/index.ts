@@ -11,11 +11,13 @@ export { createExecProber, execOutputText, maxExecOutput, maxPublishedExecOutput
 export type { ExecProber, ExecProberOptions, ExecTarget } from './exec/index.ts';
 export { tcpProbe } from './tcp/index.ts';
 export type { TcpProber } from './tcp/index.ts';
-export { errored, failure, isSuccess, success, warning } from './outcome.ts';
-export type { Outcome } from './outcome.ts';
+export { errored, failure, isSuccess, success, voided, warning } from './outcome.ts';
+export type { Outcome, StallNote } from './outcome.ts';
 export { joinHostPort } from './request.ts';
 export type { GrpcProbeRequest, HttpHeader, HttpProbeRequest, TcpProbeRequest } from './request.ts';
 export { maxProbeAttempts, probeWithRetries } from './retry.ts';
 export { Scheduler } from './scheduler/index.ts';
 export type { PassResult, ScheduledTarget, SchedulerOptions, SchedulerStats, Share } from './scheduler/index.ts';
 export { FairShare } from './scheduler/index.ts';
+export { EventLoopMonitor, StallLog, guardedAttempt, judgeAttempt } from './stall/index.ts';
+export type { ArmTimer, AttemptTiming, EventLoopMonitorOptions, StallGuard } from './stall/index.ts';

@@ -13,6 +13,10 @@ import type { Transition } from './transition.ts';
  *   (emitting only if it changed).
  * - `below-threshold`: counted, not yet written.
  * - `errored`: void; counters and committed value unchanged, `lastError` updated.
+ * - `voided`: a failure the stall guard voided (the controller stalled during
+ *   the probe, ADR 0016): nothing changes, not even `lastError`, since the
+ *   target did nothing wrong. It neither counts toward failureThreshold nor
+ *   breaks a run of successes.
  * - `stopped` / `no-instance` / `on-hold` / `stale-instance`: ignored, the
  *   target could not have asked for this probe (or the instance changed while
  *   it ran), so the outcome says nothing about the current instance.
@@ -21,6 +25,7 @@ export const recordReasons = [
   'committed',
   'below-threshold',
   'errored',
+  'voided',
   'stopped',
   'no-instance',
   'stale-instance',
@@ -48,6 +53,7 @@ export interface RecordResult {
 export function record(state: TargetState, outcome: Outcome, now: number, probed?: InstanceId): RecordResult {
   const ignored = ignoreReason(state, probed);
   if (ignored !== null) return { state, reason: ignored, emitted: null };
+  if (outcome.kind === 'errored' && outcome.stall !== undefined) return { state, reason: 'voided', emitted: null };
   if (outcome.kind === 'errored') {
     const consecutive = (state.lastError?.consecutive ?? 0) + 1;
     return { state: { ...state, lastError: { error: outcome.error, at: now, consecutive } }, reason: 'errored', emitted: null };

@@ -63,6 +63,7 @@ app.kubernetes.io/part-of: outprobe
 - --log-level={{ $c.logLevel }}
 - --concurrency={{ $c.concurrency }}
 - --max-probe-timeout={{ $c.maxProbeTimeoutSeconds }}
+- --stall-bound={{ $c.stallBoundSeconds }}
 - --kube-api-qps={{ $c.kubeApiQps }}
 - --kube-api-burst={{ $c.kubeApiBurst }}
 - --status-interval={{ $c.statusIntervalSeconds }}

@@ -14,6 +14,21 @@ describe('loadConfig', () => {
     assert.deepEqual(r.config.allowedCidrs, []);
     assert.equal(r.config.statusIntervalMs, 2000);
     assert.equal(r.config.maxProbeTimeoutSeconds, 60);
+    assert.equal(r.config.stallBoundMs, 500);
+  });
+
+  it('--stall-bound [OUTPROBE_STALL_BOUND] sets the stall guard\'s bound in seconds; 0 turns it off', () => {
+    const fromFlag = loadConfig(['--stall-bound', '1.25'], { OUTPROBE_STALL_BOUND: '2' });
+    assert.ok(fromFlag.ok);
+    assert.equal(fromFlag.config.stallBoundMs, 1250);
+    const fromEnv = loadConfig([], { OUTPROBE_STALL_BOUND: '0' });
+    assert.ok(fromEnv.ok);
+    assert.equal(fromEnv.config.stallBoundMs, 0);
+    for (const bad of ['-1', 'soon', '61']) {
+      const r = loadConfig([`--stall-bound=${bad}`], {});
+      assert.ok(!r.ok, bad);
+      assert.match(r.message, /stallBoundMs/);
+    }
   });
 
   it('--max-probe-timeout [OUTPROBE_MAX_PROBE_TIMEOUT] sets the longest probe timeout, at least 1 s', () => {

@@ -4,6 +4,8 @@ import { reporter } from '../../../src/controller/index.ts';
 import { reflectorEvent } from '../../../src/controller/events.ts';
 import { Metrics } from '../../../src/observability/index.ts';
 import type { EventRecorder, LogFields, Logger } from '../../../src/observability/index.ts';
+import type { Pod } from '../../../src/kube/index.ts';
+import { failure, voided } from '../../../src/probing/index.ts';
 
 describe('reporter', () => {
   it('is a ProbeTimeoutCapped Warning Event on the ProbePolicy and a warning log line', () => {
@@ -58,5 +60,31 @@ describe('reporter: reflector signals', () => {
       fields: { namespace: 'shop', name: 'web-1', uid: 'u-1', error: 'spec.containers.map is not a function' },
     });
     assert.match(await metrics.text(), /^outprobe_watch_objects_skipped_total\{resource="pods"\} 2$/m);
+  });
+
+  it('a voided attempt counts in outprobe_probes_voided_total and a debug line, and a voided pass raises no Event', async () => {
+    const metrics = new Metrics({ defaultMetrics: false });
+    const debug: string[] = [];
+    const events: string[] = [];
+    const log: Logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: (m) => debug.push(m), child: () => log };
+    const report = reporter({ log, metrics, events: { record: (_o: unknown, _t: string, reason: string) => events.push(reason) } as unknown as EventRecorder });
+    const target = {
+      key: 'shop/web/u1/web/readiness', policy: 'shop/web', podKey: 'shop/web-1', podUid: 'u1', kind: 'readiness' as const, container: 'web', conditionType: 'outprobe.io/web',
+      probe: { handler: { type: 'tcpSocket' as const, port: 8080 }, initialDelaySeconds: 0, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3, terminationGracePeriodSeconds: null },
+    };
+    const pod = { namespace: 'shop', name: 'web-1', uid: 'u1' } as unknown as Pod;
+    const note = { cause: 'loop-stall' as const, stallMs: 3_000, boundMs: 500, failure: 'dial tcp 10.0.0.5:8080: i/o timeout' };
+    report({ type: 'probe-voided', target, pod, note });
+    report({ type: 'probe-voided', target, pod, note });
+    report({ type: 'probe', target, pod, outcome: voided(note), durationMs: 3_000, observe: false });
+    const text = await metrics.text();
+    assert.ok(text.includes('outprobe_probes_voided_total{namespace="shop",policy="shop/web",kind="readiness"} 2'));
+    assert.ok(text.includes('outprobe_probes_total{policy="shop/web",kind="readiness",result="voided"} 1'));
+    assert.equal(debug.length, 2);
+    assert.deepEqual(events, []);
+    report({ type: 'probe', target, pod, outcome: failure('dial tcp 10.0.0.5:8080: i/o timeout'), durationMs: 1_000, observe: false });
+    assert.deepEqual(events, ['Unhealthy']);
+    metrics.forgetPolicy('shop/web');
+    assert.ok(!(await metrics.text()).includes('outprobe_probes_voided_total{'));
   });
 });

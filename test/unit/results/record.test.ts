@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { errored, failure, success, warning } from '../../../src/probing/outcome.ts';
+import { errored, failure, success, voided, warning } from '../../../src/probing/outcome.ts';
 import { decide, record } from '../../../src/results/index.ts';
 import type { TargetState } from '../../../src/results/index.ts';
 import { T0, pass, recordAll, running, seen, target, view } from './support.ts';
@@ -197,5 +197,40 @@ void describe('record: outcomes the target cannot use', () => {
   void it('ignores an outcome after the target stopped', () => {
     const stopped = decide(seen('readiness'), view(running(), { pod: { uid: 'uid-1', phase: 'Succeeded' } }), T0).state;
     assert.equal(record(stopped, S, T0).reason, 'stopped');
+  });
+});
+
+void describe('record: a failure the stall guard voided (ADR 0016)', () => {
+  const V = voided({ cause: 'loop-stall', stallMs: 3_000, boundMs: 500, failure: failedOutput });
+
+  void it('changes nothing: no count, no commit, no transition, no lastError', () => {
+    const state = seen('readiness', { config: { failureThreshold: 1 } });
+    const ok = record(state, S, T0).state;
+    const result = record(ok, V, T0 + 10_000);
+    assert.deepEqual(result, { state: ok, reason: 'voided', emitted: null });
+  });
+
+  void it('never counts toward failureThreshold: F, void, void, F is a run of two', () => {
+    const state = seen('liveness', { config: { failureThreshold: 3 } });
+    const [, , , last] = recordAll(state, [F, V, V, F]);
+    assert.equal(last?.lastResult, 'failure');
+    assert.equal(last.resultRun, 2);
+    assert.equal(last.committed, 'success');
+    assert.equal(record(last, F, T0).emitted?.to, 'failure');
+  });
+
+  void it('never breaks a run of successes', () => {
+    const state = seen('readiness', { config: { successThreshold: 3 } });
+    const [, , third] = recordAll(state, [S, V, S]);
+    assert.equal(third?.lastResult, 'success');
+    assert.equal(third.resultRun, 2);
+    assert.equal(record(third, S, T0).emitted?.to, 'success');
+  });
+
+  void it('keeps an earlier error streak as it was (an errored outcome without the mark still counts as an error)', () => {
+    const state = seen('readiness');
+    const errored1 = record(state, E, T0).state;
+    assert.equal(record(errored1, V, T0 + 1).state.lastError?.consecutive, 1);
+    assert.equal(record(errored1, E, T0 + 1).state.lastError?.consecutive, 2);
   });
 });
