@@ -58,7 +58,10 @@ export function repairCondition(
  * (`cloud.google.com/load-balancer-neg-ready`) or a person forcing it: outprobe
  * leaves it alone, and never fails it open.
  */
-export const ownReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFailed', 'ContainerNotRunning', 'NotYetProbed', 'PolicyRemoved']);
+export const ownReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFailed', 'ContainerNotRunning', 'NotYetProbed', 'PolicyRemoved', 'PanicFailOpen']);
+
+/** The reason of a gate outprobe keeps True although its probe fails: the panic threshold (ADR 0015). */
+export const panicFailOpenReason = 'PanicFailOpen';
 
 /** The namespace of condition types outprobe names by default (`outprobe.io/<policy>`). */
 export const ownTypePrefix = 'outprobe.io/';
@@ -78,4 +81,15 @@ export function conditionWriter(conditions: readonly { readonly type: string; re
 export function failOpenCondition(type: string, now: number): GateCondition {
   const at = rfc3339(now);
   return { type, status: 'True', reason: 'PolicyRemoved', message: 'The ProbePolicy that owned this readiness gate was removed; outprobe no longer gates this pod', lastTransitionTime: at, lastProbeTime: at };
+}
+
+/**
+ * Fail open under the panic threshold: the pod's readiness probe fails, but
+ * holding it False too would put more than the policy's maxUnreadyPercent of
+ * its gated pods out of their Services.
+ */
+export function panicFailOpenCondition(type: string, now: number, text: { readonly policy: string; readonly counts: string; readonly output: string }): GateCondition {
+  const at = rfc3339(now);
+  const message = `outprobe fails open (ProbePolicy ${text.policy}): ${text.counts}. Readiness probe failed: ${text.output}`.slice(0, maxMessage);
+  return { type, status: 'True', reason: panicFailOpenReason, message, lastTransitionTime: at, lastProbeTime: at };
 }

@@ -178,10 +178,11 @@ export class Controller {
     await this.gates.settled();
   }
 
-  /** Periodic work: retry failed gate writes, advance remediation, write changed statuses. */
+  /** Periodic work: retry failed gate writes, re-decide panic thresholds, advance remediation, write changed statuses. */
   step(): void {
     this.gates.sweep();
     if (!this.ready) return;
+    this.targets.panicStep();
     this.remediator.step();
     const now = this.#o.clock.now();
     if (now - this.#lastStatusAt >= (this.#o.statusIntervalMs ?? 2000)) {

@@ -1,5 +1,6 @@
 import type { Pod, ReflectorSignal } from '../kube/index.ts';
 import type { CappedTimeout, PolicyIssue } from '../policy/index.ts';
+import type { PanicCounts } from '../panic/index.ts';
 import type { Outcome, StallNote } from '../probing/index.ts';
 import type { Transition } from '../results/index.ts';
 import type { PlanIssue, TargetPlan } from '../targets/index.ts';
@@ -20,6 +21,8 @@ export type ControllerEvent =
   | { readonly type: 'gate-repair'; readonly pod: PodRef; readonly condition: GateCondition; readonly serverStatus: string | undefined }
   | { readonly type: 'gate-skipped'; readonly target: TargetPlan; readonly pod: Pod; readonly condition: GateCondition; readonly why: 'observe' | 'ungated' | 'foreign' }
   | { readonly type: 'remediation'; readonly policy: PolicyRef; readonly pod: PodRef; readonly action: 'Evict' | 'Delete'; readonly result: RemediationResult; readonly message: string }
+  /** A policy's panic threshold state changed (ADR 0015): started, ended, or new counts. */
+  | { readonly type: 'readiness-panic'; readonly policy: PolicyRef; readonly change: 'started' | 'ended' | 'counts'; readonly panic: boolean; readonly counts: PanicCounts }
   | { readonly type: 'halt'; readonly policy: PolicyRef; readonly halted: boolean; readonly message: string }
   | { readonly type: 'policy-invalid'; readonly policy: PolicyRef; readonly issues: readonly PolicyIssue[] }
   | { readonly type: 'policy-valid'; readonly policy: PolicyRef }

@@ -1,4 +1,6 @@
 import { probeKindTitle } from '../kernel/index.ts';
+import { panicMessage } from '../panic/index.ts';
+import { panicExitMarginPercent } from '../policy/index.ts';
 import type { EventRecorder, EventType, InvolvedObject, Logger, Metrics } from '../observability/index.ts';
 import type { ControllerEvent, PolicyRef } from './events.ts';
 
@@ -70,6 +72,15 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     },
     remediation: (e) => {
       reportRemediation(e, { metrics, log, emit });
+    },
+    'readiness-panic': (e) => {
+      metrics.setReadinessPanic({ namespace: e.policy.namespace, policy: ref(e.policy), panic: e.panic, held: e.counts.held, failedOpen: e.counts.failing - e.counts.held });
+      if (e.change === 'counts') return;
+      const message = e.panic
+        ? panicMessage(e.counts)
+        : `${e.counts.failing} of ${e.counts.gated} gated pods fail readiness, within maxUnreadyPercent ${e.counts.maxUnreadyPercent}% less the ${panicExitMarginPercent}-point margin: readiness panic ended, failing pods are held unready again`;
+      emit(policyObject(e.policy), e.panic ? 'Warning' : 'Normal', e.panic ? 'ReadinessPanic' : 'ReadinessPanicEnded', message);
+      log.warn(message, { policy: ref(e.policy) });
     },
     halt: (e) => {
       emit(policyObject(e.policy), e.halted ? 'Warning' : 'Normal', e.halted ? 'RemediationHalted' : 'RemediationResumed', e.message);

@@ -7,6 +7,7 @@ import { containerStarted, createTarget, decide, instanceOf, record, reconfigure
 import type { ContainerView, TargetState, TargetView, Transition } from '../results/index.ts';
 import type { AddressGuard, ProbeRequest, TargetPlan } from '../targets/index.ts';
 import { buildRequest } from '../targets/index.ts';
+import type { GateCondition } from '../writeback/index.ts';
 
 /** The executors the runner dispatches to. */
 export interface Probers {
@@ -22,6 +23,12 @@ export interface Target {
   state: TargetState;
   /** The output of its last failed probe (for a repaired False condition's message). */
   lastFailure: string;
+  /**
+   * Readiness only: since when its own probes hold it at Failure (ms), and the
+   * condition its failure transition asked for, if it had one (an inherited
+   * False has none). Read by the panic threshold; `null` when not failing.
+   */
+  failure: { readonly since: number; readonly condition: GateCondition | null } | null;
 }
 
 export interface PassHooks {
@@ -68,6 +75,7 @@ export function newTarget(plan: TargetPlan, seedTrue: boolean, now: number): Tar
   return {
     plan,
     lastFailure: '',
+    failure: null,
     state: createTarget(
       { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },
       { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success', startedBefore: now - restartGracePeriodMs } : undefined },

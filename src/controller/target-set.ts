@@ -1,6 +1,8 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
+import { panicMessage } from '../panic/index.ts';
+import type { FailingPod, PanicState } from '../panic/index.ts';
 import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
@@ -8,11 +10,13 @@ import { planTargets, selects } from '../targets/index.ts';
 import type { AddressGuard, TargetPlan } from '../targets/index.ts';
 import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
-import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, repairCondition } from './conditions.ts';
+import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
 import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import type { RemediationRequest, Remediator } from './remediation.ts';
+import { PanicGuard } from './panic.ts';
+import type { PanicReport } from './panic.ts';
 import { newTarget, replan, runPass } from './runner.ts';
 import type { Probers, Target } from './runner.ts';
 
@@ -37,6 +41,10 @@ const podRef = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, 
 
 function gateStatus(pod: Pod, type: string): string | undefined {
   return pod.conditions.find((c) => c.type === type)?.status;
+}
+
+function conditionReason(pod: Pod, type: string): string | undefined {
+  return pod.conditions.find((c) => c.type === type)?.reason;
 }
 
 /** Another writer (not outprobe) set this pod's condition of this type: outprobe leaves it alone. */
@@ -74,9 +82,11 @@ export class TargetSet {
   readonly #planIssues = new Map<string, Map<string, string>>();
   /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
   readonly #conflicts = new Map<string, Map<string, string>>();
+  readonly #panic: PanicGuard;
 
   constructor(deps: TargetSetDeps) {
     this.#d = deps;
+    this.#panic = new PanicGuard(deps.observe);
   }
 
   get size(): number {
@@ -132,6 +142,7 @@ export class TargetSet {
   policyRemoved(entry: PolicyEntry, policy: ProbePolicy | undefined): void {
     for (const [key, t] of this.#targets) if (t.plan.policy === entry.key) this.#remove(key);
     this.#conflicts.delete(entry.key);
+    this.#panic.forget(entry.key);
     // A younger policy that lost its claim on this gate type takes it over now.
     this.reconcileNamespace(entry.namespace);
     const type = policy?.spec.readiness?.conditionType;
@@ -206,6 +217,7 @@ export class TargetSet {
       erroring,
       planIssues,
       halted: remediator.halted(entry.key),
+      readinessPanic: this.#panic.report(entry.key),
     };
   }
 
@@ -337,9 +349,9 @@ export class TargetSet {
     const verdict = confirmedResult(target.state);
     if (type === undefined || verdict === null || this.#targets.get(target.plan.key) !== target || this.#observeMode(target)) return;
     const pod = this.#d.pods.get(target.plan.podKey);
-    if (pod === undefined || pod.uid !== target.plan.podUid || !pod.readinessGates.includes(type) || !this.#d.owns(pod)) return;
-    if (foreignGate(pod, type)) return;
+    if (pod === undefined || !this.#writesHere(target, pod, type)) return;
     const want = verdict === 'success' ? 'True' : 'False';
+    if (want === 'False' && this.#failsOpen(target.plan.policy, pod.uid)) return;
     const have = gateStatus(pod, type);
     // A missing condition already holds the pod not ready.
     if (have === want || (want === 'False' && have === undefined)) return;
@@ -402,7 +414,95 @@ export class TargetSet {
       this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why });
       return;
     }
-    this.#d.gates.desire(podRef(pod), condition, gateStatus(pod, type));
+    const probeFailure = transition.to === 'failure' && transition.cause === 'probe';
+    target.failure = probeFailure ? { since: transition.at, condition } : null;
+    // A probe failure goes through the panic threshold, which writes it or keeps the pod True.
+    if (!probeFailure) this.#d.gates.desire(podRef(pod), condition, gateStatus(pod, type));
+    this.applyPanic(target.plan.policy);
+  }
+
+  /** Every policy's panic threshold decided again (pods came, went or changed owner). */
+  panicStep(): void {
+    for (const key of this.#d.policies.keys()) this.applyPanic(key);
+  }
+
+  /** The pod is the target's, lists the gate, is this replica's and no other writer set its condition. */
+  #writesHere(target: Target, pod: Pod, type: string): boolean {
+    return pod.uid === target.plan.podUid && pod.readinessGates.includes(type) && this.#d.owns(pod) && !foreignGate(pod, type);
+  }
+
+  /** The panic threshold keeps this failing pod True (nothing to repair to False). */
+  #failsOpen(policyKey: string, uid: string): boolean {
+    return this.#panic.state(policyKey)?.failOpen.includes(uid) ?? false;
+  }
+
+  /** This replica's panic state of a policy, for status and sharding. */
+  panicReport(policyKey: string): PanicReport | null {
+    return this.#panic.report(policyKey);
+  }
+
+  /**
+   * Decides the policy's panic threshold again over the gated pods whose gate
+   * this replica writes, and writes what changed: a failing pod held False
+   * gets its failure condition, one kept True gets PanicFailOpen (ADR 0015).
+   */
+  applyPanic(policyKey: string): void {
+    const entry = this.#d.policies.get(policyKey);
+    const readiness = entry?.policy?.spec.mode === 'Enforce' ? entry.policy.spec.readiness : null;
+    if (entry === undefined || readiness === null) {
+      this.#panic.forget(policyKey);
+      return;
+    }
+    const gated = this.#gatedTargets(policyKey, readiness.conditionType);
+    const failing = gated.filter(({ target }) => confirmedResult(target.state) === 'failure');
+    const now = this.#d.clock.now();
+    const pods: FailingPod[] = failing.map(({ target, pod }) => ({ uid: pod.uid, since: this.#failingSince(target, pod, now) }));
+    const ref = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
+    const state = this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: gated.length, failing: pods });
+    for (const { target, pod } of failing) this.#writePanic(target, pod, state);
+  }
+
+  /** Readiness targets of the policy on pods that list its gate, whose gate this replica writes. */
+  #gatedTargets(policyKey: string, type: string): { readonly target: Target; readonly pod: Pod }[] {
+    const out: { target: Target; pod: Pod }[] = [];
+    for (const target of this.#targets.values()) {
+      if (target.plan.policy !== policyKey || target.plan.kind !== 'readiness') continue;
+      const pod = this.#d.pods.get(target.plan.podKey);
+      if (pod === undefined || pod.deletionTimestamp !== undefined || !this.#writesHere(target, pod, type)) continue;
+      out.push({ target, pod });
+    }
+    return out;
+  }
+
+  /** When the target turned failing: its failure transition, or for an inherited False the condition's time, first seen now. */
+  #failingSince(target: Target, pod: Pod, now: number): number {
+    if (target.failure !== null) return target.failure.since;
+    const type = target.plan.conditionType ?? '';
+    const c = pod.conditions.find((x) => x.type === type);
+    const since = c?.status === 'False' && c.lastTransitionTime !== undefined ? Date.parse(c.lastTransitionTime) : now;
+    target.failure = { since: Number.isFinite(since) ? since : now, condition: null };
+    return target.failure.since;
+  }
+
+  #writePanic(target: Target, pod: Pod, state: PanicState): void {
+    const type = target.plan.conditionType;
+    if (type === undefined) return;
+    const have = gateStatus(pod, type);
+    const desired = this.#d.gates.desired(pod.uid, type);
+    const now = this.#d.clock.now();
+    if (state.held.has(pod.uid)) {
+      const condition = target.failure?.condition ?? null;
+      if (condition !== null) this.#d.gates.desire(podRef(pod), condition, have);
+      else if (desired?.reason === panicFailOpenReason || conditionReason(pod, type) === panicFailOpenReason) {
+        // An inherited False this replica (or an earlier one) failed open: back to False now.
+        this.#d.gates.desire(podRef(pod), repairCondition(type, target.plan.container, 'False', now, { desired: undefined, lastFailure: target.lastFailure }), have);
+      }
+      return;
+    }
+    if (desired?.reason === panicFailOpenReason) return;
+    const entry = this.#d.policies.get(target.plan.policy);
+    const text = { policy: `${entry?.namespace ?? ''}/${entry?.name ?? ''}`, counts: panicMessage({ gated: state.gated, failing: state.failing, held: state.held.size, maxUnready: state.maxUnready, maxUnreadyPercent: state.maxUnreadyPercent }), output: target.lastFailure };
+    this.#d.gates.desire(podRef(pod), panicFailOpenCondition(type, now, text), have);
   }
 
   #remove(key: string): void {

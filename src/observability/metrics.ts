@@ -61,6 +61,8 @@ export class Metrics {
   readonly #transitions: Counter<'policy' | 'kind' | 'to'>;
   readonly #probeErrors: Gauge<'policy'>;
   readonly #policies: Gauge<'state'>;
+  readonly #readinessPanic: Gauge<'namespace' | 'policy'>;
+  readonly #unreadyHeld: Gauge<'namespace' | 'policy' | 'state'>;
   readonly #events: Counter<'result'>;
   readonly #skippedObjects: Counter<'resource'>;
   /** policy → (series key → remover), for forgetPolicy. */
@@ -104,6 +106,18 @@ export class Metrics {
     this.#remediations = new Counter({ name: `${prefix}remediations_total`, help: 'Liveness remediations by policy, action and result.', labelNames: ['policy', 'action', 'result'], registers });
     this.#transitions = new Counter({ name: `${prefix}transitions_total`, help: 'Committed result transitions by policy, probe kind and new value.', labelNames: ['policy', 'kind', 'to'], registers });
     this.#probeErrors = new Gauge({ name: `${prefix}probe_errors`, help: 'Targets of a policy whose last probe attempt errored (not counted as failure).', labelNames: ['policy'], registers });
+    this.#readinessPanic = new Gauge({
+      name: `${prefix}readiness_panic`,
+      help: 'Whether this replica holds a policy in readiness panic (1): more of its gated pods fail readiness than maxUnreadyPercent allows, and outprobe fails open.',
+      labelNames: ['namespace', 'policy'],
+      registers,
+    });
+    this.#unreadyHeld = new Gauge({
+      name: `${prefix}readiness_failing_pods`,
+      help: 'Gated pods of a policy whose readiness probe fails, on this replica: state="held" are held unready (gate False), state="failed_open" are kept ready by the panic threshold.',
+      labelNames: ['namespace', 'policy', 'state'],
+      registers,
+    });
     this.#policies = new Gauge({ name: `${prefix}policies`, help: 'ProbePolicies by validity.', labelNames: ['state'], registers });
     this.#skippedObjects = new Counter({ name: `${prefix}watch_objects_skipped_total`, help: 'Listed or watched objects left out of the cache because they could not be read, by resource.', labelNames: ['resource'], registers });
     this.#events = new Counter({ name: `${prefix}events_total`, help: 'Kubernetes Events recorded, aggregated into an existing one, dropped or failed.', labelNames: ['result'], registers });
@@ -213,6 +227,19 @@ export class Metrics {
   setProbeErrors(policy: string, n: number): void {
     this.#probeErrors.set({ policy }, n);
     this.#remember(policy, 'probe_errors', {}, () => this.#probeErrors.remove({ policy }));
+  }
+
+  /** A policy's panic-threshold state on this replica. `policy` is `<namespace>/<name>`. */
+  setReadinessPanic(p: { readonly namespace: string; readonly policy: string; readonly panic: boolean; readonly held: number; readonly failedOpen: number }): void {
+    const labels = { namespace: p.namespace, policy: p.policy };
+    this.#readinessPanic.set(labels, p.panic ? 1 : 0);
+    this.#unreadyHeld.set({ ...labels, state: 'held' }, p.held);
+    this.#unreadyHeld.set({ ...labels, state: 'failed_open' }, p.failedOpen);
+    this.#remember(p.policy, 'readiness_panic', {}, () => {
+      this.#readinessPanic.remove(labels);
+      this.#unreadyHeld.remove({ ...labels, state: 'held' });
+      this.#unreadyHeld.remove({ ...labels, state: 'failed_open' });
+    });
   }
 
   setPolicies(counts: { readonly valid: number; readonly invalid: number }): void {

@@ -1,4 +1,4 @@
-import { conditionTypePrefix, livenessActions, policyDefaults, policyModes, selectorOperators } from './defaults.ts';
+import { conditionTypePrefix, livenessActions, panicExitMarginPercent, policyDefaults, policyModes, selectorOperators } from './defaults.ts';
 import { celRegex, int32, int64, obj, probeSchema, str, withRules } from './crd-probe.ts';
 import type { CelRule, JsonSchema } from './crd-probe.ts';
 import { maxPrefixLength, messages, patterns, reservedConditionTypes } from './rules.ts';
@@ -43,7 +43,15 @@ const successThresholdRule = (message: string): CelRule => ({
 const readinessSchema = withRules(
   obj(
     'Readiness: outprobe probes the selected pods and writes the result as the pod condition conditionType (True or False). Pods that list it in spec.readinessGates are Ready only when it is True. In Observe mode nothing is written.',
-    { conditionType: conditionTypeSchema, container: containerSchema, probe: probeSchema('readiness') },
+    {
+      conditionType: conditionTypeSchema,
+      container: containerSchema,
+      probe: probeSchema('readiness'),
+      maxUnreadyPercent: int32(
+        `Panic threshold: outprobe never holds more than this percentage (rounded down) of the policy's gated pods (selected pods that list conditionType in spec.readinessGates) at False. When one more False would exceed it, outprobe fails open: it writes True with reason PanicFailOpen and reports ReadinessPanic in the policy's conditions, because so many failures at once more likely mean outprobe's own network or a shared dependency than bad pods (like a load balancer's panic mode). Panic ends when the failing share falls to this value minus ${panicExitMarginPercent} points. With several replicas each keeps its own share of the pods within it. 0 never writes False; 100 disables the guard.`,
+        { default: policyDefaults.maxUnreadyPercent, minimum: 0, maximum: 100 },
+      ),
+    },
     { required: ['probe'] },
   ),
   [
@@ -173,7 +181,7 @@ const specSchema = withRules(
 const conditionSchema = obj(
   'A condition of the policy (metav1.Condition).',
   {
-    type: str('Condition type: Ready, Degraded, RemediationHalted or Invalid.', {
+    type: str('Condition type: Ready, Degraded, RemediationHalted, ReadinessPanic or Invalid.', {
       maxLength: 316,
       pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
     }),
@@ -202,7 +210,7 @@ const statusSchema = obj('What the controller observes; written by outprobe only
   message: str('One-line summary, shown by kubectl get -o wide.', { maxLength: 32768 }),
   conditions: {
     type: 'array',
-    description: 'Ready, Degraded, RemediationHalted and Invalid.',
+    description: 'Ready, Degraded, RemediationHalted, ReadinessPanic and Invalid.',
     maxItems: 16,
     items: conditionSchema,
     'x-kubernetes-list-type': 'map',

@@ -40,12 +40,25 @@ export const policyDefaults = {
   maxUnavailable: 1,
   /** Halt remediation when more than half of a policy's pods fail at once. */
   haltAbovePercentFailing: 50,
+  /**
+   * Panic threshold: at most half of a policy's gated pods held unready by
+   * outprobe (Envoy's default panic threshold, "below 50 % healthy"; ADR 0015).
+   */
+  maxUnreadyPercent: 50,
 } as const satisfies {
   mode: PolicyMode;
   livenessAction: LivenessAction;
   maxUnavailable: number;
   haltAbovePercentFailing: number;
+  maxUnreadyPercent: number;
 };
+
+/**
+ * Hysteresis of the panic threshold, in percentage points: a policy in
+ * readiness panic leaves it only when its failing share is at most
+ * `maxUnreadyPercent` minus this (ADR 0015).
+ */
+export const panicExitMarginPercent = 10;
 
 /** The readiness condition type when `readiness.conditionType` is not set. */
 export const conditionTypePrefix = 'outprobe.io/';

@@ -9,6 +9,7 @@ export {
   handlerDefaults,
   httpSchemes,
   livenessActions,
+  panicExitMarginPercent,
   policyDefaults,
   policyModes,
   probeDefaults,

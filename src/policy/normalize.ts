@@ -33,6 +33,7 @@ export function toProbePolicy(parsed: ParsedPolicy): ProbePolicy {
               conditionType: readiness.conditionType ?? defaultConditionType(metadata.name),
               container: readiness.container ?? null,
               probe: toProbeSpec(readiness.probe),
+              maxUnreadyPercent: readiness.maxUnreadyPercent,
             },
       liveness:
         liveness === undefined

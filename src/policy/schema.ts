@@ -54,7 +54,12 @@ function successThresholdIsOne(block: { readonly probe: { readonly successThresh
 }
 
 const readinessSchema = z
-  .object({ conditionType: conditionTypeSchema.optional(), container: containerSchema.optional(), probe: probeSchema })
+  .object({
+    conditionType: conditionTypeSchema.optional(),
+    container: containerSchema.optional(),
+    probe: probeSchema,
+    maxUnreadyPercent: z.int().min(0).max(100).default(policyDefaults.maxUnreadyPercent),
+  })
   .superRefine((block, ctx) => {
     if (block.probe.terminationGracePeriodSeconds !== undefined) {
       ctx.addIssue({

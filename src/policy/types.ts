@@ -47,6 +47,12 @@ export interface ReadinessSpec {
   /** `null`: the pod's first regular container (not a sidecar). */
   readonly container: string | null;
   readonly probe: ProbeSpec;
+  /**
+   * Panic threshold, 0–100: outprobe never holds more than this percentage
+   * (rounded down) of the policy's gated pods False; above it, it fails open
+   * (writes True, reason PanicFailOpen). 100 disables the guard. @default 50
+   */
+  readonly maxUnreadyPercent: number;
 }
 
 export interface LivenessSpec {

@@ -1,3 +1,6 @@
+import { panicMessage } from '../panic/index.ts';
+import type { PanicCounts } from '../panic/index.ts';
+
 /**
  * ProbePolicy `.status`, computed from what the controller knows (pure).
  * Conditions follow metav1.Condition; a condition's lastTransitionTime is
@@ -5,7 +8,7 @@
  * an unchanged world yields a byte-identical status and no write.
  */
 export interface PolicyCondition {
-  readonly type: 'Ready' | 'Degraded' | 'RemediationHalted' | 'Invalid';
+  readonly type: 'Ready' | 'Degraded' | 'RemediationHalted' | 'ReadinessPanic' | 'Invalid';
   readonly status: 'True' | 'False';
   readonly observedGeneration: number;
   readonly lastTransitionTime: string;
@@ -45,6 +48,12 @@ export interface StatusInput {
   readonly foreign?: number;
   readonly remediations: number;
   readonly halted: boolean;
+  /**
+   * The panic threshold (ADR 0015), summed over the replicas: `panic` when
+   * any of them fails open. `null` when the policy writes no gates.
+   * @default null
+   */
+  readonly readinessPanic?: { readonly panic: boolean; readonly counts: PanicCounts } | null;
   /** What the installer's limits override in the policy (shown on RemediationHalted). @default [] */
   readonly limited?: readonly string[];
   readonly now: string;
@@ -71,6 +80,7 @@ function drafts(i: StatusInput): Draft[] {
       { type: 'Invalid', status: 'True', reason: 'InvalidSpec', message: i.invalid },
       { type: 'Degraded', status: 'False', reason: 'InvalidSpec', message: 'Not applied' },
       { type: 'RemediationHalted', status: 'False', reason: 'InvalidSpec', message: 'Not applied' },
+      { type: 'ReadinessPanic', status: 'False', reason: 'InvalidSpec', message: 'Not applied' },
     ];
   }
   const conflicts = i.conflicts ?? [];
@@ -81,6 +91,7 @@ function drafts(i: StatusInput): Draft[] {
       { type: 'Invalid', status: 'True', reason: 'ConditionTypeConflict', message: `${conflicts[0] ?? ''}${more}` },
       degraded(i),
       halted(i),
+      readinessPanic(i),
     ];
   }
   return [
@@ -90,7 +101,16 @@ function drafts(i: StatusInput): Draft[] {
     { type: 'Invalid', status: 'False', reason: 'Valid', message: 'The policy is valid' },
     degraded(i),
     halted(i),
+    readinessPanic(i),
   ];
+}
+
+function readinessPanic(i: StatusInput): Draft {
+  const p = i.readinessPanic ?? null;
+  if (p === null) return { type: 'ReadinessPanic', status: 'False', reason: 'NoGates', message: 'The policy writes no readiness gates here (no readiness probe, Observe mode, or no gated pods)' };
+  if (p.panic) return { type: 'ReadinessPanic', status: 'True', reason: 'FailingOpen', message: panicMessage(p.counts) };
+  const c = p.counts;
+  return { type: 'ReadinessPanic', status: 'False', reason: 'WithinThreshold', message: `${c.failing} of ${c.gated} gated pods fail readiness; at most ${c.maxUnreadyPercent}% (${c.maxUnready}) may be held unready` };
 }
 
 function halted(i: StatusInput): Draft {
@@ -103,6 +123,12 @@ function summary(i: StatusInput): string {
   if (i.invalid !== null) return `Invalid: ${i.invalid}`;
   const conflicts = i.conflicts ?? [];
   if (conflicts.length > 0) return `Conflict: ${conflicts.length} pod(s) have this condition type written by an older ProbePolicy`;
+  const panic = i.readinessPanic ?? null;
+  if (panic?.panic === true) {
+    const c = panic.counts;
+    const more = i.halted ? '; remediation halted' : '';
+    return `Readiness panic: ${c.failing}/${c.gated} gated pods fail readiness, ${c.held} held unready, ${c.failing - c.held} kept ready (maxUnreadyPercent ${c.maxUnreadyPercent})${more}`;
+  }
   if (i.halted) return `Remediation halted: ${i.failing}/${i.pods} pods failing`;
   const parts = [`${i.ready}/${i.pods} ready`];
   if (i.failing > 0) parts.push(`${i.failing} failing`);

@@ -14,8 +14,15 @@ import type { FakePod } from './support/fake-kubelet.ts';
 const gate = 'outprobe.io/web';
 const policiesPath = (ns: string): string => `/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`;
 
+/**
+ * These tests gate one or two pods: the panic threshold (ADR 0015) is off
+ * (maxUnreadyPercent 100) unless a test sets it, so a failing pod is written
+ * False; test/integration/panic.test.ts covers the threshold.
+ */
 function policy(ns: string, name: string, spec: Record<string, unknown>): Record<string, unknown> {
-  return { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: name } }, ...spec } };
+  const readiness = spec['readiness'] as Record<string, unknown> | undefined;
+  const withPanic = readiness === undefined ? spec : { ...spec, readiness: { maxUnreadyPercent: 100, ...readiness } };
+  return { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: name } }, ...withPanic } };
 }
 
 const fastHttp = { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1 };

@@ -39,7 +39,7 @@ const policy: ProbePolicy = {
   spec: {
     selector: { matchLabels: { app: 'web' }, matchExpressions: [] },
     mode: 'Enforce',
-    readiness: { conditionType: gate, container: null, probe: exec },
+    readiness: { conditionType: gate, container: null, probe: exec, maxUnreadyPercent: 100 },
     liveness: { action: 'Evict', container: null, probe: exec },
     startup: null,
     remediation: { maxUnavailable: 1, haltAbovePercentFailing: 100 },

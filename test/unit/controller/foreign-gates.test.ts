@@ -34,6 +34,8 @@ function policy(name: string, conditionType: string, path: string): ProbePolicy 
       readiness: {
         conditionType,
         container: null,
+        // One pod: the panic threshold (ADR 0015) is off so a failure is written False.
+        maxUnreadyPercent: 100,
         probe: {
           handler: { type: 'httpGet', path, port: 'http', scheme: 'HTTP', httpHeaders: [] },
           initialDelaySeconds: 0, timeoutSeconds: 1, periodSeconds: periodMs / 1000, successThreshold: 1, failureThreshold: 1, terminationGracePeriodSeconds: null,

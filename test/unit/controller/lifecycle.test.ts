@@ -43,7 +43,7 @@ function policy(p: Probes): ProbePolicy {
     spec: {
       selector: { matchLabels: { app: 'web' }, matchExpressions: [] },
       mode: 'Enforce',
-      readiness: p.readiness === undefined ? null : { conditionType: gate, container: null, probe: p.readiness },
+      readiness: p.readiness === undefined ? null : { conditionType: gate, container: null, probe: p.readiness, maxUnreadyPercent: 100 },
       liveness: p.liveness === undefined ? null : { action: 'Evict', container: null, probe: p.liveness },
       startup: p.startup === undefined ? null : { container: null, probe: p.startup },
       remediation: { maxUnavailable: 1, haltAbovePercentFailing: 50 },

@@ -41,7 +41,7 @@ function policy(): ProbePolicy {
     spec: {
       selector: { matchLabels: { app: 'web' }, matchExpressions: [] },
       mode: 'Enforce',
-      readiness: { conditionType: gate, container: null, probe: { handler: { type: 'httpGet', path: '/healthz', port: 'http', scheme: 'HTTP', httpHeaders: [] }, ...timing } },
+      readiness: { conditionType: gate, container: null, maxUnreadyPercent: 100, probe: { handler: { type: 'httpGet', path: '/healthz', port: 'http', scheme: 'HTTP', httpHeaders: [] }, ...timing } },
       liveness: { action: 'Evict', container: null, probe: { handler: { type: 'tcpSocket', port: 'http' }, ...timing } },
       startup: null,
       remediation: { maxUnavailable: 1, haltAbovePercentFailing: 50 },

@@ -29,6 +29,8 @@ function policy(failureThreshold: number): ProbePolicy {
       readiness: {
         conditionType: gate,
         container: null,
+        // One pod: the panic threshold (ADR 0015) is off so a failure is written False.
+        maxUnreadyPercent: 100,
         probe: {
           handler: { type: 'httpGet', path: '/healthz', port: 'http', scheme: 'HTTP', httpHeaders: [] },
           initialDelaySeconds: 0, timeoutSeconds: 1, periodSeconds: periodMs / 1000, successThreshold: 1, failureThreshold, terminationGracePeriodSeconds: null,

@@ -127,6 +127,10 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
     assert.deepEqual(at(p, 'remediation')['default'], {});
     assert.equal(at(p, 'remediation', 'properties', 'maxUnavailable')['default'], 1);
     assert.equal(at(p, 'remediation', 'properties', 'haltAbovePercentFailing')['default'], 50);
+    assert.deepEqual(
+      [at(p, 'readiness', 'properties', 'maxUnreadyPercent')['default'], at(p, 'readiness', 'properties', 'maxUnreadyPercent')['minimum'], at(p, 'readiness', 'properties', 'maxUnreadyPercent')['maximum']],
+      [50, 0, 100],
+    );
     assert.match(String(at(p, 'readiness', 'properties', 'conditionType')['description']), /outprobe\.io\/<policy name>/);
   });
 

@@ -113,6 +113,7 @@ void describe('validatePolicy: the valid table', () => {
           failureThreshold: 3,
           terminationGracePeriodSeconds: null,
         },
+        maxUnreadyPercent: 50,
       },
       liveness: null,
       startup: null,

@@ -23,7 +23,7 @@ function policy(spec: Partial<ProbePolicy['spec']> = {}): ProbePolicy {
     spec: {
       selector: { matchLabels: { app: 'web' }, matchExpressions: [] },
       mode: 'Enforce',
-      readiness: { conditionType: 'outprobe.io/web', container: null, probe: probe({ type: 'httpGet', path: '/healthz', port: 'http', scheme: 'HTTP', httpHeaders: [] }) },
+      readiness: { conditionType: 'outprobe.io/web', container: null, probe: probe({ type: 'httpGet', path: '/healthz', port: 'http', scheme: 'HTTP', httpHeaders: [] }), maxUnreadyPercent: 50 },
       liveness: null,
       startup: null,
       remediation: { maxUnavailable: 1, haltAbovePercentFailing: 50 },
@@ -79,13 +79,13 @@ describe('planTargets', () => {
     assert.equal(targets[2]?.conditionType, 'outprobe.io/web');
   });
   it('reports a named container the pod lacks instead of targeting it', () => {
-    const p = policy({ readiness: { conditionType: 'outprobe.io/web', container: 'missing', probe: probe({ type: 'tcpSocket', port: 1 }) } });
+    const p = policy({ readiness: { conditionType: 'outprobe.io/web', container: 'missing', probe: probe({ type: 'tcpSocket', port: 1 }), maxUnreadyPercent: 50 } });
     const { targets, issues } = planTargets(p, pod());
     assert.equal(targets.length, 0);
     assert.match(issues[0]?.message ?? '', /container "missing" not found in pod shop\/web-1/);
   });
   it("says what the API server says for a probe on a plain init container, not 'not found'", () => {
-    const p = policy({ readiness: { conditionType: 'outprobe.io/web', container: 'migrate', probe: probe({ type: 'tcpSocket', port: 1 }) } });
+    const p = policy({ readiness: { conditionType: 'outprobe.io/web', container: 'migrate', probe: probe({ type: 'tcpSocket', port: 1 }), maxUnreadyPercent: 50 } });
     const { targets, issues } = planTargets(p, pod({ plainInitContainers: ['migrate'] }));
     assert.equal(targets.length, 0);
     assert.equal(issues[0]?.message, 'readiness probe: container "migrate" of pod shop/web-1: may not be set for init containers without restartPolicy=Always');
