@@ -31,8 +31,11 @@ const APP = 'rbac-app';
 const gate = 'outprobe.io/web';
 const fast = { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1 };
 
+/** A policy over one pod: readiness without the panic threshold (at its default 50 % a single gated pod never goes False), as these tests check that the writes are allowed. */
 function policy(name: string, spec: Record<string, unknown>): Record<string, unknown> {
-  return { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name, namespace: APP }, spec: { selector: { matchLabels: { app: name } }, ...spec } };
+  const readiness = spec['readiness'] as Record<string, unknown> | undefined;
+  const withPanic = readiness === undefined ? spec : { ...spec, readiness: { maxUnreadyPercent: 100, ...readiness } };
+  return { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name, namespace: APP }, spec: { selector: { matchLabels: { app: name } }, ...withPanic } };
 }
 
 void describe('the controller with the chart\'s ServiceAccount', () => {

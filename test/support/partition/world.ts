@@ -79,6 +79,8 @@ export interface World {
   readonly pods: readonly WebPod[];
   readonly client: ServiceClient;
   readonly timeline: Timeline;
+  /** The web pods' servers (flip health with setHealthy). */
+  readonly workloads: Workloads;
   readonly outprobe: { readonly sandbox: Sandbox; readonly lines: OutprobeLine[]; readonly logFile: string };
   cut(victim: WebPod, timeoutMs?: number): Promise<{ result: CutResult; heal: (timeoutMs?: number) => Promise<HealResult> }>;
   stop(): Promise<void>;
@@ -240,7 +242,7 @@ export async function startPartitionWorld(o: WorldOptions = {}): Promise<World> 
       return { result, heal };
     };
 
-    return { cp, net, namespace: ns, clusterIp, pods, client, timeline, outprobe: { sandbox, lines, logFile }, cut, stop };
+    return { cp, net, namespace: ns, clusterIp, pods, client, timeline, workloads, outprobe: { sandbox, lines, logFile }, cut, stop };
   } catch (err) {
     await stop();
     throw err;
