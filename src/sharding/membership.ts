@@ -160,7 +160,8 @@ export class ShardMembership {
         renewAt = clock.now() + (ok ? renewMs : Math.min(renewMs, 1000));
       }
       this.#recompute();
-      const wakeAt = Math.min(renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
+      // Standing down there is no renew to wait for (renewAt is past): wake on expiry, rejoin() or a renew interval.
+      const wakeAt = Math.min(this.#standingDown ? clock.now() + renewMs : renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
       await clock.sleepUntil(wakeAt, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
     }
     await this.#release();
@@ -206,6 +207,8 @@ export class ShardMembership {
   unownedPods(): number {
     const members = this.#members;
     if (members !== undefined && members.length > 0) return 0;
+    // Standing down it owns nothing, but the live peers own every pod.
+    if (this.#standingDown && this.peerLeases().length > 0) return 0;
     let n = 0;
     for (const p of this.#host?.pods() ?? []) if (p.phase !== 'Succeeded' && p.phase !== 'Failed') n++;
     return n;
