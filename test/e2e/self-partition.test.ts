@@ -32,8 +32,14 @@ const podCount = 30;
 const nodeCount = 3;
 const ids = ['r1', 'r2', 'r3'];
 const periodMs = 1000;
-const leaseMs = 5000;
+const leaseMs = 8000;
 const recoverMs = 5000;
+/**
+ * Declared impaired only after 5 s (default 3 s): the first False gate of the cut replica is due
+ * ~3-4 s after the cut (3 failed probes of 1 s timeout), so the test sees that the write guard,
+ * not a quick detection, keeps it from going out. Without the guard the default 3 s races it.
+ */
+const unreachableMs = 5000;
 const victim = 'r1';
 const log = (m: string): void => void process.stderr.write(`# ${m}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -51,6 +57,7 @@ function startReplica(cp: ControlPlane, net: PodNet, sandbox: Sandbox, id: strin
   const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns,
     '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none', '--advertise-address', sandbox.ip,
     '--lease-duration', String(leaseMs / 1000), '--lease-renew-interval', '1', '--status-interval', '1', '--impaired-recover-after', String(recoverMs / 1000),
+    '--impaired-unreachable-after', String(unreachableMs / 1000),
     '--log-level', 'debug'];
   const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const r: Replica = { id, sandbox, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
