@@ -12,7 +12,7 @@ export type { PeerReach } from './reach.ts';
 export { decodeReport, encodeReport, maxReached } from './report-annotation.ts';
 export { peerAnnotation } from '../sharding/index.ts';
 export type { PeerReport } from './report-annotation.ts';
-export { ImpairmentState } from './state.ts';
+export { ImpairmentState, maxBackoff, strikeWindowMs } from './state.ts';
 export type { Change } from './state.ts';
 export { SelfCheck } from './self-check.ts';
 export type { PeerCheck, SelfCheckEvent, SelfCheckOptions } from './self-check.ts';

@@ -123,3 +123,27 @@ describe('peer report annotation', () => {
     assert.deepEqual(decodeReport('{"f":-1,"t":"x","r":[1,"a"],"__proto__":{"a":"evil"}}'), { address: undefined, failing: 0, targets: 0, reached: ['a'] });
   });
 });
+
+describe('ImpairmentState back-off', () => {
+  it('impaired again within 10 min of recovering: twice the time to recover each time, up to 16×; later: back to 1×', () => {
+    const peers = [peer('r2', ['r1', 'r3']), peer('r3', ['r1', 'r2'])];
+    const s = new ImpairmentState(defaultThresholds);
+    let now = t0;
+    const reach = reachOf(peers, {});
+    const input = () => ({ now, self: 'r1', peers, reach, failing: 0, targets: 0 });
+    const cycle = (): number => {
+      now += 3000; // no answer for 3 s (from the last one, or first sight)
+      assert.equal(s.step(input())?.type, 'impaired');
+      const from = now;
+      for (;;) {
+        now += 1000;
+        reach.record('r2', now - 1, now, true);
+        if (s.step(input())?.type === 'recovered') return now - from;
+      }
+    };
+    assert.deepEqual([cycle(), cycle(), cycle(), cycle(), cycle(), cycle()], [11_000, 21_000, 41_000, 81_000, 161_000, 161_000]);
+    now += 10 * 60_000;
+    reach.record('r2', now - 1, now, true);
+    assert.equal(cycle(), 11_000);
+  });
+});
