@@ -45,7 +45,9 @@ describe('ShardMembership stand-down and rejoin against a real kube-apiserver', 
       ready: true,
       pods: () => [],
       localCounts: () => new Map(),
-      resync: () => void resyncs++,
+      resync: () => {
+        resyncs++;
+      },
       annotations: () => ({ [peerAnnotation]: '{"a":"10.0.0.5:8080","f":0,"t":0,"r":[]}' }),
     });
     await waitFor('joined', () => Promise.resolve(m.members?.join(',') === 'r1'), 20_000, 50);
