@@ -3,15 +3,17 @@
  * behaviour lives in the stages; this file only builds the real clock,
  * clients and sinks and connects them.
  */
-import { loadConfig } from './config/index.ts';
+import { loadConfig, peerAddress } from './config/index.ts';
 import type { Config } from './config/index.ts';
 import { Controller, reporter } from './controller/index.ts';
-import type { Probers } from './controller/index.ts';
+import type { ControllerOptions, Probers } from './controller/index.ts';
 import { systemClock, systemRandom } from './kernel/index.ts';
 import { KubeClient, loadConnection, reviewBearerToken } from './kube/index.ts';
 import { EventRecorder, Metrics, MetricsAuth, createLogger, startObservabilityServer } from './observability/index.ts';
 import type { AuthDecision, Logger } from './observability/index.ts';
 import { EventLoopMonitor, createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
+import { SelfCheck, decodeReport, encodeReport, peerAnnotation, selfCheckReporter } from './impairment/index.ts';
+import type { PeerView } from './impairment/index.ts';
 import { ShardMembership, shardReporter } from './sharding/index.ts';
 
 /** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
@@ -98,6 +100,89 @@ function metricsAuthFor(client: KubeClient, config: Config, log: Logger, metrics
   return { authorize: undefined, close: () => Promise.resolve() };
 }
 
+/** GET /healthz of a peer; any answer but a 2xx, or none in time, is a failed check. */
+async function checkPeer(address: string, signal: AbortSignal): Promise<boolean> {
+  try {
+    const res = await fetch(`http://${address}/healthz`, { signal, redirect: 'manual' });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+function peersOf(sharding: ShardMembership): PeerView[] {
+  const out: PeerView[] = [];
+  for (const l of sharding.peerLeases()) {
+    const report = decodeReport(l.peer);
+    if (report !== undefined) out.push({ identity: l.holder, report });
+  }
+  return out;
+}
+
+/** Self-partition detection (ADR 0017), built once the listener's port is known. */
+function startSelfCheck(deps: { readonly config: Config; readonly port: number; readonly controller: Controller; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder }): SelfCheck | undefined {
+  const { config, controller, sharding } = deps;
+  if (sharding === undefined || !config.selfCheck) return undefined;
+  const podNs = process.env['POD_NAMESPACE'];
+  const podName = process.env['POD_NAME'];
+  const pod = podNs === undefined || podName === undefined ? undefined : { kind: 'Pod' as const, apiVersion: 'v1', namespace: podNs, name: podName, uid: process.env['POD_UID'] ?? '' };
+  const address = peerAddress(config.advertiseAddress, deps.port);
+  if (address === undefined) deps.log.warn('no --advertise-address and no $POD_IP: peers cannot check this replica; it still checks them');
+  return new SelfCheck({
+    clock: systemClock,
+    identity: config.identity,
+    address,
+    peers: () => peersOf(sharding),
+    local: () => {
+      let failing = 0;
+      let targets = 0;
+      for (const t of controller.targets.all()) {
+        targets++;
+        if (t.state.committed === 'failure') failing++;
+      }
+      return { failing, targets };
+    },
+    check: checkPeer,
+    thresholds: {
+      unreachableAfterMs: config.impairedUnreachableAfterMs,
+      failingShare: config.impairedFailingShare,
+      failingMargin: config.impairedFailingMargin,
+      minTargets: config.impairedMinTargets,
+      recoverAfterMs: config.impairedRecoverAfterMs,
+    },
+    intervalMs: config.peerCheckIntervalMs,
+    timeoutMs: config.peerCheckTimeoutMs,
+    observe: selfCheckReporter({ log: deps.log, metrics: deps.metrics, events: deps.events, ...(pod === undefined ? {} : { pod }) }),
+  });
+}
+
+/** Peer checks every interval; stands down when impaired, rejoins when recovered. */
+async function runSelfCheck(selfCheck: SelfCheck | undefined, sharding: ShardMembership | undefined, controller: Controller, signal: AbortSignal): Promise<void> {
+  if (selfCheck === undefined || sharding === undefined) return;
+  await selfCheck.run(signal, async (change) => {
+    controller.gates.sweep(); // held False writes go out as soon as a peer check confirms
+    if (change?.type === 'impaired') await sharding.standDown();
+    if (change?.type === 'recovered') sharding.rejoin();
+  });
+}
+
+/** The controller's write guard: every False write and remediation needs a peer check since (ADR 0017). */
+function guardOptions(on: boolean, selfCheck: () => SelfCheck | undefined, metrics: Metrics): Pick<ControllerOptions, 'confirmedSince' | 'onHeld'> {
+  if (!on) return {};
+  return {
+    confirmedSince: (since) => selfCheck()?.confirmedSince(since) ?? false,
+    onHeld: (action) => metrics.recordGuardHeld(action),
+  };
+}
+
+/** /readyz: caches synced and not impaired. */
+function readiness(controller: Controller, selfCheck: SelfCheck | undefined): true | { ok: false; reason: string } {
+  if (!controller.ready) return { ok: false, reason: 'caches not synced yet' };
+  if (selfCheck?.impaired === true) return { ok: false, reason: 'replica impaired (see its log and the ReplicaImpaired Event)' };
+  return true;
+}
+
 function warnNoExecNamespace(config: Config, log: Logger): void {
   if (config.execEnabled && config.execNamespaces !== '*' && config.execNamespaces.length === 0) {
     log.warn('exec probes are enabled but --exec-namespaces is empty: every policy with an exec probe is Invalid');
@@ -128,6 +213,8 @@ async function main(): Promise<number> {
   const loopMonitor = new EventLoopMonitor({ boundMs: config.stallBoundMs, onDelay: (ms) => metrics.observeEventLoopDelay(ms / 1000) });
   loopMonitor.start();
   const { sharding, leaseClient } = config.sharding ? startSharding(config, client, log, metrics) : { sharding: undefined, leaseClient: undefined };
+  // Built once the listener's port is known; the guard below reads it lazily.
+  const guard: { check: SelfCheck | undefined } = { check: undefined };
   const controller = new Controller({
     client,
     clock: systemClock,
@@ -156,13 +243,14 @@ async function main(): Promise<number> {
           writesStatus: (uid) => sharding.writesStatus(uid),
           aggregate: (key, local) => sharding.aggregate(key, local),
         }),
+    ...guardOptions(sharding !== undefined && config.selfCheck, () => guard.check, metrics),
   });
   const metricsAuth = metricsAuthFor(client, config, log, metrics);
   const server = await startObservabilityServer({
     host: config.metricsHost,
     port: config.metricsPort,
     metrics,
-    ready: () => (controller.ready ? true : { ok: false, reason: 'caches not synced yet' }),
+    ready: () => readiness(controller, guard.check),
     authorizeMetrics: metricsAuth.authorize,
   });
   log.info('outprobe started', {
@@ -176,6 +264,8 @@ async function main(): Promise<number> {
     stallBoundSeconds: config.stallBoundMs / 1000,
   });
   warnNoExecNamespace(config, log);
+  guard.check = startSelfCheck({ config, port: server.port, controller, sharding, log, metrics, events });
+  metrics.setReplicaImpaired(false);
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
@@ -207,9 +297,12 @@ async function main(): Promise<number> {
       controller.resync();
       metrics.setOwnedTargets(controller.targets.size);
     },
+    annotations: () => (guard.check === undefined ? {} : { [peerAnnotation]: encodeReport(guard.check.report()) }),
   });
+  const selfCheckDone = runSelfCheck(guard.check, sharding, controller, stop.signal);
   await controller.run(stop.signal);
   await shardDone;
+  await selfCheckDone;
   clearInterval(gauges);
   loopMonitor.stop();
   await server.close();

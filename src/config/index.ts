@@ -33,10 +33,20 @@ const options = {
   'lease-namespace': { type: 'string', env: 'OUTPROBE_LEASE_NAMESPACE', help: 'Namespace of the shard Leases (default: $POD_NAMESPACE, else the kubeconfig\'s or in-cluster namespace)' },
   'lease-duration': { type: 'string', env: 'OUTPROBE_LEASE_DURATION', help: 'Seconds a replica\'s shard Lease lives without renewal (default 15)' },
   'lease-renew-interval': { type: 'string', env: 'OUTPROBE_LEASE_RENEW_INTERVAL', help: 'Seconds between shard Lease renewals (default 5; must be below the duration)' },
+  'self-partition-detection': { type: 'string', env: 'OUTPROBE_SELF_PARTITION_DETECTION', help: 'true | false: replicas check each other\'s /healthz; a replica cut off from its peers, or failing far more than they do, declares itself impaired, writes no False gate, remediates nothing, fails /readyz and gives up its shard Lease; and with peers, a False gate or a remediation waits for a peer check that started after the failure was seen (default true; needs --sharding)' },
+  'advertise-address': { type: 'string', env: 'OUTPROBE_ADVERTISE_ADDRESS', help: 'host or host:port where peers reach this replica\'s /healthz; the port defaults to the --metrics-addr listener\'s (default: $POD_IP; empty: none, and this replica is nobody\'s peer)' },
+  'peer-check-interval': { type: 'string', env: 'OUTPROBE_PEER_CHECK_INTERVAL', help: 'Seconds between checks of the peers\' /healthz (default 1)' },
+  'peer-check-timeout': { type: 'string', env: 'OUTPROBE_PEER_CHECK_TIMEOUT', help: 'Timeout of one peer check in seconds (default 0.5)' },
+  'impaired-unreachable-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_UNREACHABLE_AFTER', help: 'Impaired when no peer answered for this many seconds while a peer reports reaching another peer (default 3)' },
+  'impaired-failing-share': { type: 'string', env: 'OUTPROBE_IMPAIRED_FAILING_SHARE', help: 'Impaired when at least this share (0-1) of its targets fails… (default 0.5)' },
+  'impaired-failing-margin': { type: 'string', env: 'OUTPROBE_IMPAIRED_FAILING_MARGIN', help: '…and that share is at least this far (0-1) above the median share of its peers (default 0.3)' },
+  'impaired-min-targets': { type: 'string', env: 'OUTPROBE_IMPAIRED_MIN_TARGETS', help: 'Failing shares are compared only between replicas owning at least this many targets (default 10)' },
+  'impaired-recover-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_RECOVER_AFTER', help: 'An impaired replica rejoins after reaching a peer (or having none) for this many seconds without a break (default 10)' },
   help: { type: 'boolean', env: '', help: 'Show this help' },
 } as const;
 
 const intFrom = (min: number) => z.coerce.number().int().min(min);
+const seconds = (min: number, max: number) => z.coerce.number().min(min).max(max).transform((s) => Math.round(s * 1000));
 
 export const configSchema = z.object({
   kubeconfig: z.string().min(1).optional(),
@@ -67,6 +77,16 @@ export const configSchema = z.object({
   leaseNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
   leaseDurationMs: z.coerce.number().int().min(1).max(3600).transform((s) => s * 1000),
   leaseRenewIntervalMs: z.coerce.number().positive().max(3600).transform((s) => Math.round(s * 1000)),
+  selfCheck: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  /** host:port, or undefined when none is advertised. */
+  advertiseAddress: z.string().max(300).optional(),
+  peerCheckIntervalMs: seconds(0.1, 60),
+  peerCheckTimeoutMs: seconds(0.05, 30),
+  impairedUnreachableAfterMs: seconds(0.5, 3600),
+  impairedFailingShare: z.coerce.number().min(0).max(1),
+  impairedFailingMargin: z.coerce.number().min(0).max(1),
+  impairedMinTargets: intFrom(1),
+  impairedRecoverAfterMs: seconds(0, 3600),
 }).refine((c) => c.leaseRenewIntervalMs < c.leaseDurationMs, { path: ['leaseRenewIntervalMs'], message: 'must be below --lease-duration' });
 export type Config = z.infer<typeof configSchema>;
 
@@ -124,6 +144,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     ...guardConfig(get),
     kubeProbeVersion: get('kube-probe-version'),
     ...shardingConfig(get, env),
+    ...selfCheckConfig(get, env),
   };
 }
 
@@ -167,4 +188,30 @@ function shardingConfig(get: (name: keyof typeof options) => string | boolean | 
     leaseDurationMs: get('lease-duration') ?? 15,
     leaseRenewIntervalMs: get('lease-renew-interval') ?? 5,
   };
+}
+
+function selfCheckConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const address = get('advertise-address') ?? env['POD_IP'];
+  return {
+    selfCheck: get('self-partition-detection') ?? 'true',
+    advertiseAddress: typeof address === 'string' && address.trim() !== '' ? address.trim() : undefined,
+    peerCheckIntervalMs: get('peer-check-interval') ?? 1,
+    peerCheckTimeoutMs: get('peer-check-timeout') ?? 0.5,
+    impairedUnreachableAfterMs: get('impaired-unreachable-after') ?? 3,
+    impairedFailingShare: get('impaired-failing-share') ?? 0.5,
+    impairedFailingMargin: get('impaired-failing-margin') ?? 0.3,
+    impairedMinTargets: get('impaired-min-targets') ?? 10,
+    impairedRecoverAfterMs: get('impaired-recover-after') ?? 10,
+  };
+}
+
+/**
+ * The address peers check: `host:port` as given, else the host with the
+ * metrics listener's port; an IPv6 literal is bracketed.
+ */
+export function peerAddress(advertise: string | undefined, port: number): string | undefined {
+  if (advertise === undefined) return undefined;
+  if (/^\[.*\]:\d+$/.test(advertise) || /^[^:]+:\d+$/.test(advertise)) return advertise;
+  const host = advertise.replace(/^\[|\]$/g, '');
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }

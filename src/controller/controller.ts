@@ -54,6 +54,14 @@ export interface ControllerOptions {
   readonly owns?: (pod: Pod) => boolean;
   /** May this replica remediate the pod yet (shard handover)? @default always */
   readonly mayRemediate?: (pod: Pod) => boolean;
+  /**
+   * The peer write guard (issue 13, ADR 0017): may a failure observed at
+   * `since` be acted on now? Asked before every False gate write and every
+   * remediation; a refused one is held and asked again. @default always
+   */
+  readonly confirmedSince?: (since: number) => boolean;
+  /** Called once per False write or remediation the guard holds back. */
+  readonly onHeld?: (action: 'gate_false' | 'remediation') => void;
   /** Does this replica write this policy's status (one writer per policy)? @default always */
   readonly writesStatus?: (policyUid: string) => boolean;
   /**
@@ -108,6 +116,8 @@ export class Controller {
       patch: (pod, condition) => patchGateCondition(client, pod, condition),
       onWrite: (pod, condition, result, error) => observe({ type: 'gate-write', pod, condition, result, ...(error === undefined ? {} : { error }) }),
       onRepair: (pod, condition, serverStatus) => observe({ type: 'gate-repair', pod, condition, serverStatus }),
+      ...(options.confirmedSince === undefined ? {} : { mayWrite: (c, since) => c.status === 'True' || options.confirmedSince?.(since) !== false }),
+      onHeld: () => options.onHeld?.('gate_false'),
     });
     const namespaces = options.namespaces ?? [];
     this.pods = new ReflectorSet<Pod>({
@@ -155,6 +165,8 @@ export class Controller {
       budgetPods: (key) => this.targets.budgetPods(key, (uid) => this.remediator.isRemediating(uid)),
       stillFailing: (req) => this.targets.stillFailing(req),
       ...(options.mayRemediate === undefined ? {} : { mayRemediate: options.mayRemediate }),
+      ...(options.confirmedSince === undefined ? {} : { mayAct: options.confirmedSince }),
+      onHeld: () => options.onHeld?.('remediation'),
       evict: (pod, grace) => evictPod(client, pod, { gracePeriodSeconds: grace }),
       delete: (pod, grace) => deletePod(client, pod, { gracePeriodSeconds: grace }),
       ...(options.limits === undefined ? {} : { limits: options.limits }),

@@ -36,6 +36,14 @@ export interface RemediatorDeps {
   readonly stillFailing: (req: RemediationRequest) => boolean;
   /** May this replica act on the pod yet (shard handover rule)? @default always */
   readonly mayRemediate?: (pod: Pod) => boolean;
+  /**
+   * The write guard (issue 13, ADR 0017): may a failure observed at `since`
+   * be acted on now? A refused request stays pending and is asked again on
+   * the next step. @default always
+   */
+  readonly mayAct?: (since: number) => boolean;
+  /** Called once per request the guard holds back. */
+  readonly onHeld?: (req: RemediationRequest) => void;
   readonly evict: (pod: DisruptionTarget, grace: number) => Promise<DisruptionResult>;
   readonly delete: (pod: DisruptionTarget, grace: number) => Promise<DisruptionResult>;
   /** Wait before retrying a PDB refusal without Retry-After. @default 5000 */
@@ -46,6 +54,8 @@ export interface RemediatorDeps {
 
 interface Pending {
   readonly req: RemediationRequest;
+  readonly requestedAt: number;
+  held: boolean;
   inFlight: boolean;
   notBefore: number;
   told: RemediationResult | undefined;
@@ -87,7 +97,7 @@ export class Remediator {
   request(req: RemediationRequest): void {
     const id = `${req.podUid}/${req.instance}`;
     if (this.#done.has(id) || this.#pending.has(req.podUid)) return;
-    this.#pending.set(req.podUid, { req, inFlight: false, notBefore: this.#d.clock.now() + req.settleMs, told: undefined, conflicts: 0 });
+    this.#pending.set(req.podUid, { req, requestedAt: this.#d.clock.now(), held: false, inFlight: false, notBefore: this.#d.clock.now() + req.settleMs, told: undefined, conflicts: 0 });
   }
 
   /** A pod went away: it no longer counts as being remediated. */
@@ -122,6 +132,11 @@ export class Remediator {
         continue;
       }
       if (this.#d.mayRemediate?.(pod) === false) continue;
+      if (this.#d.mayAct?.(p.requestedAt) === false) {
+        if (!p.held) this.#d.onHeld?.(p.req);
+        p.held = true;
+        continue;
+      }
       this.#consider(p, pod, policy, haltedNow);
     }
     this.#updateHalts(haltedNow);

@@ -65,6 +65,10 @@ export class Metrics {
   readonly #unreadyHeld: Gauge<'namespace' | 'policy' | 'state'>;
   readonly #events: Counter<'result'>;
   readonly #skippedObjects: Counter<'resource'>;
+  readonly #impaired: Gauge;
+  readonly #impairments: Counter<'reason'>;
+  readonly #peers: Gauge<'state'>;
+  readonly #guardHeld: Counter<'action'>;
   /** policy → (series key → remover), for forgetPolicy. */
   readonly #policySeries = new Map<string, Map<string, () => void>>();
 
@@ -120,6 +124,10 @@ export class Metrics {
     });
     this.#policies = new Gauge({ name: `${prefix}policies`, help: 'ProbePolicies by validity.', labelNames: ['state'], registers });
     this.#skippedObjects = new Counter({ name: `${prefix}watch_objects_skipped_total`, help: 'Listed or watched objects left out of the cache because they could not be read, by resource.', labelNames: ['resource'], registers });
+    this.#impaired = new Gauge({ name: `${prefix}replica_impaired`, help: 'Whether this replica has declared itself impaired (1): it writes no False gate, remediates nothing and holds no shard Lease.', registers });
+    this.#impairments = new Counter({ name: `${prefix}replica_impairments_total`, help: 'Times this replica declared itself impaired, by reason (unreachable: it reached no peer while they reach each other; failing: its failing share far above its peers\').', labelNames: ['reason'], registers });
+    this.#peers = new Gauge({ name: `${prefix}peers`, help: 'Live peer replicas that advertise an address (state="known") and those whose /healthz answered recently (state="reached").', labelNames: ['state'], registers });
+    this.#guardHeld = new Counter({ name: `${prefix}peer_guard_held_total`, help: 'False gate writes and remediations held back because no peer check confirmed this replica\'s network since the failure (or it is impaired), by action.', labelNames: ['action'], registers });
     this.#events = new Counter({ name: `${prefix}events_total`, help: 'Kubernetes Events recorded, aggregated into an existing one, dropped or failed.', labelNames: ['result'], registers });
   }
 
@@ -245,6 +253,23 @@ export class Metrics {
   setPolicies(counts: { readonly valid: number; readonly invalid: number }): void {
     this.#policies.set({ state: 'valid' }, counts.valid);
     this.#policies.set({ state: 'invalid' }, counts.invalid);
+  }
+
+  setReplicaImpaired(impaired: boolean): void {
+    this.#impaired.set(impaired ? 1 : 0);
+  }
+
+  recordImpairment(reason: 'unreachable' | 'failing'): void {
+    this.#impairments.inc({ reason });
+  }
+
+  setPeers(known: number, reached: number): void {
+    this.#peers.set({ state: 'known' }, known);
+    this.#peers.set({ state: 'reached' }, reached);
+  }
+
+  recordGuardHeld(action: 'gate_false' | 'remediation'): void {
+    this.#guardHeld.inc({ action });
   }
 
   recordEvent(result: EventResultLabel): void {

@@ -6,7 +6,7 @@
  */
 export { fnv1a64, hash64 } from './hash.ts';
 export { owner } from './rendezvous.ts';
-export { countsAnnotation, isLive, leaseName, liveMembers, microTime, nextExpiry, parseTime, projectLease, shardLabel } from './lease.ts';
+export { countsAnnotation, peerAnnotation, isLive, leaseName, liveMembers, microTime, nextExpiry, parseTime, projectLease, shardLabel } from './lease.ts';
 export type { ShardLease } from './lease.ts';
 export { aggregateCounts, decodeCounts, encodeCounts } from './counts.ts';
 export type { PolicyCounts } from './counts.ts';

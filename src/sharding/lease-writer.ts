@@ -28,9 +28,10 @@ export class LeaseWriter {
     return this.#current;
   }
 
-  async renew(counts: ReadonlyMap<string, PolicyCounts>, signal: AbortSignal): Promise<void> {
+  /** `extra`: more annotations riding on the same write (the peer report). */
+  async renew(counts: ReadonlyMap<string, PolicyCounts>, signal: AbortSignal, extra: Readonly<Record<string, string>> = {}): Promise<void> {
     const now = this.#o.clock.now();
-    const body = this.#body(now, encodeCounts(counts));
+    const body = this.#body(now, encodeCounts(counts), extra);
     const name = leaseName(this.#o.identity);
     try {
       const written = await this.#o.client.request<RawObject>({ method: 'PATCH', path: `${this.#path}/${name}`, patch: 'merge', body, signal, retry: false });
@@ -58,10 +59,10 @@ export class LeaseWriter {
     this.#current = projectLease(raw);
   }
 
-  #body(now: number, counts: string): Record<string, unknown> {
+  #body(now: number, counts: string, extra: Readonly<Record<string, string>>): Record<string, unknown> {
     const time = microTime(now);
     return {
-      metadata: { name: leaseName(this.#o.identity), namespace: this.#o.namespace, labels: { [shardLabel]: 'true' }, annotations: { [countsAnnotation]: counts } },
+      metadata: { name: leaseName(this.#o.identity), namespace: this.#o.namespace, labels: { [shardLabel]: 'true' }, annotations: { ...extra, [countsAnnotation]: counts } },
       spec: {
         holderIdentity: this.#o.identity,
         leaseDurationSeconds: Math.max(1, Math.round(this.#o.durationMs / 1000)),

@@ -4,6 +4,8 @@ import type { RawObject } from '../kube/index.ts';
 export const shardLabel = 'outprobe.io/shard';
 /** Annotation on a shard Lease carrying that replica's per-policy counts (see counts.ts). */
 export const countsAnnotation = 'outprobe.io/counts';
+/** Annotation on a shard Lease carrying that replica's peer report (src/impairment, ADR 0017). */
+export const peerAnnotation = 'outprobe.io/peer';
 
 /** A shard Lease as membership needs it. */
 export interface ShardLease {
@@ -16,6 +18,8 @@ export interface ShardLease {
   readonly durationMs: number;
   /** The raw counts annotation, decoded lazily by the aggregator. */
   readonly counts: string | undefined;
+  /** The raw peer report annotation, decoded by the impairment stage. */
+  readonly peer?: string | undefined;
 }
 
 export const leaseName = (identity: string): string => `outprobe-shard-${identity}`;
@@ -52,6 +56,7 @@ export function projectLease(raw: RawObject): ShardLease {
     renewedAt: parseTime(spec.renewTime),
     durationMs: (spec.leaseDurationSeconds ?? 0) * 1000,
     counts: annotations?.[countsAnnotation],
+    peer: annotations?.[peerAnnotation],
   };
 }
 

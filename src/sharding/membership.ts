@@ -17,13 +17,17 @@ export interface ShardHost {
   localCounts(): ReadonlyMap<string, PolicyCounts>;
   /** Re-plan every pod after ownership changed. */
   resync(): void;
+  /** More annotations to publish on every renew (the peer report). @default none */
+  annotations?(): Readonly<Record<string, string>>;
 }
 
 /** Membership news for logs and metrics (the observability seam). */
 export type ShardEvent =
   | { readonly type: 'membership'; readonly members: readonly string[]; readonly previous: readonly string[] | undefined; readonly owned: number; readonly unowned: number }
   | { readonly type: 'renew-failed'; readonly error: unknown }
-  | { readonly type: 'released'; readonly error?: unknown };
+  | { readonly type: 'released'; readonly error?: unknown }
+  | { readonly type: 'standing-down' }
+  | { readonly type: 'rejoining' };
 
 export interface ShardMembershipOptions {
   readonly client: KubeClient;
@@ -56,6 +60,11 @@ export class ShardMembership {
   #host: ShardHost | undefined;
   #members: readonly string[] | undefined;
   #owners = new Map<string, string | undefined>();
+  /** Impaired (ADR 0017): no Lease, no pods, until rejoin(). */
+  #standingDown = false;
+  /** Lease writes (renew, release) one at a time, so a renew in flight cannot re-create a Lease just released. */
+  #serial: Promise<unknown> = Promise.resolve();
+  #wake: AbortController = new AbortController();
 
   constructor(options: ShardMembershipOptions) {
     this.#o = options;
@@ -87,6 +96,39 @@ export class ShardMembership {
     return this.owns(pod) && this.#handover.mayRemediate(pod.uid, liveMembers(this.#leases(), this.#o.clock.now()), this.#o.clock.now());
   }
 
+  /** The other live members' Leases (the impairment stage's peers). Still known while standing down. */
+  peerLeases(): ShardLease[] {
+    const now = this.#o.clock.now();
+    const own = leaseName(this.#o.identity);
+    return [...this.#reflector.store.values()].filter((l) => l.name !== own && l.holder !== this.#o.identity && isLive(l, now));
+  }
+
+  get standingDown(): boolean {
+    return this.#standingDown;
+  }
+
+  /**
+   * Gives up this replica's Lease and every pod at once (it declared itself
+   * impaired): the Lease is deleted so the others take its pods on their next
+   * watch event, not a lease duration later, and it renews nothing until
+   * `rejoin()`.
+   */
+  async standDown(): Promise<void> {
+    if (this.#standingDown) return;
+    this.#standingDown = true;
+    this.#o.observe?.({ type: 'standing-down' });
+    this.#recompute();
+    await this.#release();
+  }
+
+  /** Ends a stand-down: the next renew writes the Lease again and membership follows. */
+  rejoin(): void {
+    if (!this.#standingDown) return;
+    this.#standingDown = false;
+    this.#o.observe?.({ type: 'rejoining' });
+    this.#wake.abort();
+  }
+
   /** One live member writes each policy's status: the rendezvous owner of the policy UID. */
   writesStatus(policyUid: string): boolean {
     return this.#members !== undefined && owner(this.#members, policyUid) === this.#o.identity;
@@ -109,13 +151,18 @@ export class ShardMembership {
     const renewMs = this.#o.renewIntervalMs ?? 5000;
     let renewAt = clock.now();
     while (!signal.aborted) {
-      if (clock.now() >= renewAt) {
+      if (this.#wake.signal.aborted) {
+        this.#wake = new AbortController();
+        renewAt = clock.now();
+      }
+      if (clock.now() >= renewAt && !this.#standingDown) {
         const ok = await this.#renew(signal);
         renewAt = clock.now() + (ok ? renewMs : Math.min(renewMs, 1000));
       }
       this.#recompute();
-      const wakeAt = Math.min(renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
-      await clock.sleepUntil(wakeAt, signal).catch(() => undefined);
+      // Standing down there is no renew to wait for (renewAt is past): wake on expiry, rejoin() or a renew interval.
+      const wakeAt = Math.min(this.#standingDown ? clock.now() + renewMs : renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
+      await clock.sleepUntil(wakeAt, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
     }
     await this.#release();
     await watching;
@@ -123,7 +170,9 @@ export class ShardMembership {
 
   async #renew(signal: AbortSignal): Promise<boolean> {
     try {
-      await this.#writer.renew(this.#host?.localCounts() ?? new Map(), signal);
+      await this.#serialized(async () => {
+        if (!this.#standingDown) await this.#writer.renew(this.#host?.localCounts() ?? new Map(), signal, this.#host?.annotations?.() ?? {});
+      });
       return true;
     } catch (err: unknown) {
       if (!signal.aborted) this.#o.observe?.({ type: 'renew-failed', error: err });
@@ -133,11 +182,17 @@ export class ShardMembership {
 
   async #release(): Promise<void> {
     try {
-      await this.#writer.release();
+      await this.#serialized(() => this.#writer.release());
       this.#o.observe?.({ type: 'released' });
     } catch (err: unknown) {
       this.#o.observe?.({ type: 'released', error: err });
     }
+  }
+
+  #serialized(op: () => Promise<void>): Promise<void> {
+    const next = this.#serial.then(op, op);
+    this.#serial = next.catch(() => undefined);
+    return next;
   }
 
   /** The store with this replica's own Lease as last written (the watch may lag behind it). */
@@ -152,6 +207,8 @@ export class ShardMembership {
   unownedPods(): number {
     const members = this.#members;
     if (members !== undefined && members.length > 0) return 0;
+    // Standing down it owns nothing, but the live peers own every pod.
+    if (this.#standingDown && this.peerLeases().length > 0) return 0;
     let n = 0;
     for (const p of this.#host?.pods() ?? []) if (p.phase !== 'Succeeded' && p.phase !== 'Failed') n++;
     return n;
@@ -166,9 +223,10 @@ export class ShardMembership {
 
   #recompute(): void {
     const own = this.#writer.current;
-    if (own === undefined || this.#host === undefined) return;
+    if (this.#host === undefined || (own === undefined && !this.#standingDown)) return;
     const now = this.#o.clock.now();
-    const members = isLive(own, now) ? liveMembers(this.#leases(), now) : [];
+    // Standing down, or its own Lease expired: it owns nothing.
+    const members = !this.#standingDown && own !== undefined && isLive(own, now) ? liveMembers(this.#leases(), now) : [];
     const before = this.#members;
     if (before !== undefined && before.join('\n') === members.join('\n')) return;
     this.#members = members;

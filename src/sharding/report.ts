@@ -29,6 +29,12 @@ export function shardReporter(sinks: { readonly log: Logger; readonly metrics: M
         if (e.error === undefined) log.info('shard lease released');
         else log.warn('shard lease release failed; it expires on its own', { error: errorText(e.error) });
         return;
+      case 'standing-down':
+        log.warn('standing down: giving up every pod and the shard lease');
+        return;
+      case 'rejoining':
+        log.info('rejoining the shard');
+        return;
     }
   };
 }

@@ -43,6 +43,14 @@ export interface GateWriterOptions {
    * before it, if the write's own resourceVersion has not been seen. @default 10000
    */
   readonly echoWaitMs?: number;
+  /**
+   * The write guard (issue 13, ADR 0017): may a condition desired at
+   * `desiredAt` be sent now? Asked before every send; a refused write is held
+   * (not sent, not failed) and asked again on every `sweep()`. @default always
+   */
+  readonly mayWrite?: (condition: GateCondition, desiredAt: number) => boolean;
+  /** Called once per desired version the guard holds back. */
+  readonly onHeld?: (pod: PodRef, condition: GateCondition) => void;
 }
 
 interface Entry {
@@ -50,6 +58,10 @@ interface Entry {
   desired: GateCondition;
   /** Bumped on every accepted change of `desired`. */
   version: number;
+  /** When the current `desired` was accepted (what the write guard asks about). */
+  desiredAt: number;
+  /** The version the guard held back last, if it is still held. */
+  held: number | undefined;
   /** The version the server confirmed (or already had). */
   confirmed: number;
   inFlight: boolean;
@@ -109,7 +121,7 @@ export class GateWriter {
     let byType = this.#entries.get(pod.uid);
     const entry = byType?.get(condition.type);
     if (entry === undefined) {
-      const fresh: Entry = { pod, desired: condition, version: 1, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, failedAt: undefined, echo: undefined, seenInFlight: [] };
+      const fresh: Entry = { pod, desired: condition, version: 1, desiredAt: this.#o.clock.now(), held: undefined, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, failedAt: undefined, echo: undefined, seenInFlight: [] };
       if (byType === undefined) this.#entries.set(pod.uid, (byType = new Map<string, Entry>()));
       byType.set(condition.type, fresh);
       this.#kick(fresh);
@@ -122,6 +134,7 @@ export class GateWriter {
     }
     entry.pod = pod;
     entry.desired = condition;
+    entry.desiredAt = this.#o.clock.now();
     entry.version++;
     this.#kick(entry);
   }
@@ -135,8 +148,15 @@ export class GateWriter {
   sweep(retryAfterMs = 1000): void {
     const now = this.#o.clock.now();
     for (const byType of this.#entries.values()) {
-      for (const e of byType.values()) if (e.failedAt !== undefined && now - e.failedAt >= retryAfterMs) this.#kick(e);
+      for (const e of byType.values()) if (e.held !== undefined || (e.failedAt !== undefined && now - e.failedAt >= retryAfterMs)) this.#kick(e);
     }
+  }
+
+  /** Entries the write guard holds back now. */
+  get held(): number {
+    let n = 0;
+    for (const byType of this.#entries.values()) for (const e of byType.values()) if (e.held !== undefined) n++;
+    return n;
   }
 
   /** Desired but unconfirmed entries (0 in steady state). */
@@ -166,6 +186,12 @@ export class GateWriter {
 
   #kick(entry: Entry): void {
     if (entry.inFlight || entry.confirmed >= entry.version) return;
+    if (this.#o.mayWrite?.(entry.desired, entry.desiredAt) === false) {
+      if (entry.held !== entry.version) this.#o.onHeld?.(entry.pod, entry.desired);
+      entry.held = entry.version;
+      return;
+    }
+    entry.held = undefined;
     entry.inFlight = true;
     this.#inFlight++;
     entry.failedAt = undefined;

@@ -20,6 +20,12 @@ export interface Faults {
   isolatePod(podIp: string): Promise<FaultHandle>;
   /** A sandbox reaches no pod on any node (its own bridge included) but still reaches the API server. */
   isolateFromPods(sandboxIp: string): Promise<FaultHandle>;
+  /**
+   * A sandbox reaches nothing on any node's subnet: no pod and no other sandbox (.200-.250, where
+   * the other controller replicas run), as a replica whose node lost its route to the pod network
+   * (replicas are pods there). The host, and so the API server, still answers.
+   */
+  isolateFromPodNetwork(sandboxIp: string): Promise<FaultHandle>;
   /** Nothing in or out of the node's uplink (not even ARP). */
   blackholeNode(node: string): Promise<FaultHandle>;
   /** Loss (`lossPercent`, default 100) or resets on packets to `to` (from `from`, default anywhere). Addresses/CIDRs inside the cluster CIDR. */
@@ -76,6 +82,10 @@ export function makeFaults(plan: AddressPlan, record: (e: RecordEntry) => void):
     isolateFromPods: (ip) => install([{
       netns: nodeOf(ip).netns,
       tables: isolateFromPodsTables(nextName(), ip, plan.nodes.map((n) => n.podCidr)),
+    }]),
+    isolateFromPodNetwork: (ip) => install([{
+      netns: nodeOf(ip).netns,
+      tables: isolateFromPodsTables(nextName(), ip, plan.nodes.map((n) => n.subnet)),
     }]),
     blackholeNode: (node) => install([{ netns: nodeOf(node).netns, tables: blackholeTables(nextName()) }]),
     degrade: async (o) => {

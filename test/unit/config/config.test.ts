@@ -1,8 +1,39 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../../src/config/index.ts';
+import { loadConfig, peerAddress } from '../../../src/config/index.ts';
 
 describe('loadConfig', () => {
+  it('self-partition detection: on by default, advertises $POD_IP, thresholds from flags', () => {
+    const d = loadConfig([], { POD_IP: '10.1.2.3' });
+    assert.ok(d.ok);
+    assert.equal(d.config.selfCheck, true);
+    assert.equal(d.config.advertiseAddress, '10.1.2.3');
+    assert.deepEqual(
+      [d.config.peerCheckIntervalMs, d.config.peerCheckTimeoutMs, d.config.impairedUnreachableAfterMs, d.config.impairedFailingShare, d.config.impairedFailingMargin, d.config.impairedMinTargets, d.config.impairedRecoverAfterMs],
+      [1000, 500, 3000, 0.5, 0.3, 10, 10_000],
+    );
+    const none = loadConfig([], {});
+    assert.ok(none.ok);
+    assert.equal(none.config.advertiseAddress, undefined);
+    const set = loadConfig(['--advertise-address', 'fd00::5', '--self-partition-detection', 'false', '--impaired-unreachable-after', '5', '--impaired-recover-after', '2.5'], { POD_IP: '10.1.2.3' });
+    assert.ok(set.ok);
+    assert.equal(set.config.advertiseAddress, 'fd00::5');
+    assert.equal(set.config.selfCheck, false);
+    assert.equal(set.config.impairedUnreachableAfterMs, 5000);
+    assert.equal(set.config.impairedRecoverAfterMs, 2500);
+    const bad = loadConfig(['--impaired-failing-share', '1.5'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /impairedFailingShare/);
+  });
+
+  it('peerAddress: the listener\'s port unless one is given; IPv6 bracketed', () => {
+    assert.equal(peerAddress('10.1.2.3', 8080), '10.1.2.3:8080');
+    assert.equal(peerAddress('10.1.2.3:9000', 8080), '10.1.2.3:9000');
+    assert.equal(peerAddress('fd00::5', 8080), '[fd00::5]:8080');
+    assert.equal(peerAddress('[fd00::5]:9000', 8080), '[fd00::5]:9000');
+    assert.equal(peerAddress(undefined, 8080), undefined);
+  });
+
   it('applies defaults', () => {
     const r = loadConfig([], { POD_NAME: 'outprobe-0' });
     assert.ok(r.ok);

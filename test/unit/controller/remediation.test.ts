@@ -51,7 +51,7 @@ function pod(i: number): Pod {
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function setup(podCount: number, failing: number, over: { readonly limits?: RemediationLimits } = {}) {
+function setup(podCount: number, failing: number, over: { readonly limits?: RemediationLimits; readonly mayAct?: (since: number) => boolean; readonly onHeld?: () => void } = {}) {
   const clock = new FakeClock();
   const pods = Array.from({ length: podCount }, (_, i) => pod(i));
   const calls: string[] = [];
@@ -71,6 +71,8 @@ function setup(podCount: number, failing: number, over: { readonly limits?: Reme
     evict: act('evict'),
     delete: act('delete'),
     ...(over.limits === undefined ? {} : { limits: over.limits }),
+    ...(over.mayAct === undefined ? {} : { mayAct: over.mayAct }),
+    ...(over.onHeld === undefined ? {} : { onHeld: over.onHeld }),
   });
   const fail = (i: number): void => {
     const p = pods[i];
@@ -82,6 +84,26 @@ function setup(podCount: number, failing: number, over: { readonly limits?: Reme
   };
   return { clock, remediator, calls, events, fail };
 }
+
+void describe('Remediator under the peer write guard (ADR 0017)', () => {
+  void it('holds a request until a peer check that started after it succeeded; then acts', async () => {
+    let confirmedFrom = Number.POSITIVE_INFINITY;
+    let held = 0;
+    const s = setup(5, 1, { mayAct: (since) => confirmedFrom >= since, onHeld: () => held++ });
+    s.fail(0);
+    confirmedFrom = s.clock.now() - 1; // the last success started before the failure: not enough
+    s.remediator.step();
+    s.remediator.step();
+    await flush();
+    assert.deepEqual(s.calls, []);
+    assert.equal(held, 1, 'reported once');
+    s.clock.advance(1000);
+    confirmedFrom = s.clock.now();
+    s.remediator.step();
+    await flush();
+    assert.deepEqual(s.calls, ['delete web-0']);
+  });
+});
 
 void describe('Remediator under the installer\'s limits', () => {
   void it('without limits (the original behaviour) the reproduction deletes every failing pod at once', async () => {

@@ -17,10 +17,10 @@ describe('shard leases', () => {
 
   it('projects a Lease object', () => {
     const l = projectLease({
-      metadata: { name: 'outprobe-shard-r1', annotations: { 'outprobe.io/counts': '{}' } } as never,
+      metadata: { name: 'outprobe-shard-r1', annotations: { 'outprobe.io/counts': '{}', 'outprobe.io/peer': '{"a":"10.0.0.5:8080"}' } } as never,
       spec: { holderIdentity: 'r1', leaseDurationSeconds: 4, renewTime: '2026-11-23T01:02:03.123456Z' },
     });
-    assert.deepEqual(l, { name: 'outprobe-shard-r1', holder: 'r1', renewedAt: t0, durationMs: 4000, counts: '{}' });
+    assert.deepEqual(l, { name: 'outprobe-shard-r1', holder: 'r1', renewedAt: t0, durationMs: 4000, counts: '{}', peer: '{"a":"10.0.0.5:8080"}' });
   });
 
   it('a member is live until renewTime + duration; released (no holder) never', () => {

@@ -1,0 +1,88 @@
+import type { PeerReport } from './report-annotation.ts';
+import type { ReachTable } from './reach.ts';
+
+/** Thresholds of the impairment decision (flags; defaults documented in ADR 0017). */
+export interface ImpairmentThresholds {
+  /** Impaired when no peer answered for this long while the peers reach each other. @default 3000 */
+  readonly unreachableAfterMs: number;
+  /** Impaired when at least this share of its targets fails… @default 0.5 */
+  readonly failingShare: number;
+  /** …and that share is at least this far above the median share of its peers. @default 0.3 */
+  readonly failingMargin: number;
+  /** Shares are compared only between replicas owning at least this many targets. @default 10 */
+  readonly minTargets: number;
+  /** An impaired replica rejoins after reaching a peer (or having none) this long without a break. @default 10000 */
+  readonly recoverAfterMs: number;
+}
+
+export const defaultThresholds: ImpairmentThresholds = { unreachableAfterMs: 3000, failingShare: 0.5, failingMargin: 0.3, minTargets: 10, recoverAfterMs: 10_000 };
+
+/** A live peer as its Lease shows it. */
+export interface PeerView {
+  readonly identity: string;
+  readonly report: PeerReport;
+}
+
+export interface ImpairmentInput {
+  readonly now: number;
+  readonly self: string;
+  /** Live peers that publish an address (the others cannot be checked and do not count). */
+  readonly peers: readonly PeerView[];
+  readonly reach: ReachTable;
+  readonly failing: number;
+  readonly targets: number;
+}
+
+export type Verdict =
+  | { readonly impaired: false }
+  | { readonly impaired: true; readonly reason: 'unreachable' | 'failing'; readonly message: string };
+
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+}
+
+/**
+ * (a) Cut off: no peer answered for `unreachableAfterMs` (counted from when
+ * each was first seen), while some peer's Lease says it reached another peer
+ * than this one. With a single peer there is no third view, so (a) never
+ * applies: two replicas that lose each other cannot tell who is cut off.
+ */
+function unreachable(input: ImpairmentInput, t: ImpairmentThresholds): Verdict {
+  const { now, reach, peers, self } = input;
+  if (peers.length === 0) return { impaired: false };
+  for (const p of peers) {
+    const r = reach.get(p.identity);
+    if (r === undefined || now - Math.max(r.firstSeenAt, r.lastOkAt ?? -Infinity) < t.unreachableAfterMs) return { impaired: false };
+  }
+  const ids = new Set(peers.map((p) => p.identity));
+  const witness = peers.find((p) => p.report.reached.some((q) => q !== self && q !== p.identity && ids.has(q)));
+  if (witness === undefined) return { impaired: false };
+  return { impaired: true, reason: 'unreachable', message: `no peer answered for ${Math.round(t.unreachableAfterMs / 1000)}s while peers reach each other (${witness.identity} reached ${witness.report.reached.filter((q) => q !== self).join(', ')})` };
+}
+
+/** (b) Far more failures than its peers: probably its own network, not the pods. */
+function failing(input: ImpairmentInput, t: ImpairmentThresholds): Verdict {
+  if (input.targets < t.minTargets) return { impaired: false };
+  const shares = input.peers.filter((p) => p.report.targets >= t.minTargets).map((p) => p.report.failing / p.report.targets);
+  if (shares.length === 0) return { impaired: false };
+  const own = input.failing / input.targets;
+  const theirs = median(shares);
+  if (own < t.failingShare || own - theirs < t.failingMargin) return { impaired: false };
+  return { impaired: true, reason: 'failing', message: `${pct(own)} of its ${input.targets} targets fail, its peers' median is ${pct(theirs)}` };
+}
+
+/** Should a healthy replica declare itself impaired now? */
+export function impairedNow(input: ImpairmentInput, t: ImpairmentThresholds): Verdict {
+  const a = unreachable(input, t);
+  return a.impaired ? a : failing(input, t);
+}
+
+/** Healthy enough to count towards rejoining: it reaches a peer now, or it has none. */
+export function reachesPeers(input: Pick<ImpairmentInput, 'now' | 'peers' | 'reach'>, t: ImpairmentThresholds): boolean {
+  if (input.peers.length === 0) return true;
+  return input.peers.some((p) => input.now - (input.reach.get(p.identity)?.lastOkAt ?? -Infinity) < t.unreachableAfterMs);
+}

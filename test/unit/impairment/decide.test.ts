@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ImpairmentState, ReachTable, decodeReport, defaultThresholds, encodeReport, impairedNow, maxReached } from '../../../src/impairment/index.ts';
+import type { PeerView } from '../../../src/impairment/index.ts';
+
+const t0 = 1_700_000_000_000;
+const peer = (identity: string, reached: string[], failing = 0, targets = 100): PeerView => ({ identity, report: { address: `${identity}:8080`, failing, targets, reached } });
+
+/** A reach table where every peer was first seen at t0 and `ok` ones answered checks started at `okAt`. */
+function reachOf(peers: readonly PeerView[], ok: Record<string, number>): ReachTable {
+  const r = new ReachTable();
+  r.setPeers(peers.map((p) => p.identity), t0);
+  for (const [id, at] of Object.entries(ok)) r.record(id, at, at + 5, true);
+  return r;
+}
+
+describe('impairment decision', () => {
+  const peers = [peer('r2', ['r1', 'r3']), peer('r3', ['r1', 'r2'])];
+
+  it('cut off: no peer answered for unreachableAfterMs while the peers reach each other → impaired (unreachable)', () => {
+    const reach = reachOf(peers, { r2: t0 + 1000, r3: t0 + 1000 });
+    const at = (now: number) => impairedNow({ now, self: 'r1', peers, reach, failing: 0, targets: 50 }, defaultThresholds);
+    assert.equal(at(t0 + 1005 + 2999).impaired, false, 'not before 3 s without an answer');
+    const v = at(t0 + 1005 + 3000);
+    assert.ok(v.impaired);
+    assert.equal(v.reason, 'unreachable');
+  });
+
+  it('no peer reaches another either (e.g. the health port is blocked between all replicas): not impaired', () => {
+    const isolated = [peer('r2', ['r1']), peer('r3', [])];
+    const reach = reachOf(isolated, {});
+    assert.equal(impairedNow({ now: t0 + 60_000, self: 'r1', peers: isolated, reach, failing: 0, targets: 50 }, defaultThresholds).impaired, false);
+  });
+
+  it('one peer answering is enough; a new peer is given unreachableAfterMs from when it was first seen', () => {
+    const reach = reachOf(peers, { r3: t0 + 9000 });
+    assert.equal(impairedNow({ now: t0 + 10_000, self: 'r1', peers, reach, failing: 0, targets: 50 }, defaultThresholds).impaired, false);
+    const fresh = reachOf(peers, {});
+    assert.equal(impairedNow({ now: t0 + 2000, self: 'r1', peers, reach: fresh, failing: 0, targets: 50 }, defaultThresholds).impaired, false);
+  });
+
+  it('two replicas (a single peer): losing each other is never "unreachable" (no third view)', () => {
+    const one = [peer('r2', ['r1'])];
+    const reach = reachOf(one, {});
+    assert.equal(impairedNow({ now: t0 + 60_000, self: 'r1', peers: one, reach, failing: 0, targets: 50 }, defaultThresholds).impaired, false);
+  });
+
+  it('failing share: impaired at ≥ 50 % and ≥ 30 points above the peers\' median; not below either bound', () => {
+    const ps = [peer('r2', ['r3'], 5, 100), peer('r3', ['r2'], 10, 100)]; // median 7.5 %
+    const reach = reachOf(ps, { r2: t0, r3: t0 });
+    const v = (failing: number, targets = 100) => impairedNow({ now: t0 + 100, self: 'r1', peers: ps, reach, failing, targets }, defaultThresholds);
+    assert.equal(v(49).impaired, false, 'below the 50 % floor');
+    const hit = v(50);
+    assert.equal(hit.impaired && hit.reason, 'failing');
+    const close = [peer('r2', ['r3'], 30, 100), peer('r3', ['r2'], 30, 100)];
+    assert.equal(impairedNow({ now: t0 + 100, self: 'r1', peers: close, reach, failing: 55, targets: 100 }, defaultThresholds).impaired, false, 'peers fail nearly as much: a real outage');
+    assert.equal(v(9, 9).impaired, false, 'too few targets to compare');
+    const small = [peer('r2', ['r3'], 0, 5), peer('r3', ['r2'], 0, 5)];
+    assert.equal(impairedNow({ now: t0 + 100, self: 'r1', peers: small, reach, failing: 90, targets: 100 }, defaultThresholds).impaired, false, 'no peer has enough targets to compare');
+  });
+
+  it('no peers (one replica): never impaired', () => {
+    assert.equal(impairedNow({ now: t0 + 60_000, self: 'r1', peers: [], reach: new ReachTable(), failing: 100, targets: 100 }, defaultThresholds).impaired, false);
+  });
+});
+
+describe('ImpairmentState', () => {
+  const peers = [peer('r2', ['r1', 'r3']), peer('r3', ['r1', 'r2'])];
+
+  it('impaired, then recovered only after reaching a peer for recoverAfterMs without a break', () => {
+    const s = new ImpairmentState(defaultThresholds);
+    const reach = reachOf(peers, {});
+    const input = (now: number) => ({ now, self: 'r1', peers, reach, failing: 0, targets: 0 });
+    assert.equal(s.step(input(t0 + 2999)), undefined);
+    assert.equal(s.step(input(t0 + 3000))?.type, 'impaired');
+    assert.equal(s.impaired, true);
+    assert.equal(s.step(input(t0 + 60_000)), undefined, 'still cut off');
+    reach.record('r2', t0 + 60_000, t0 + 60_001, true);
+    assert.equal(s.step(input(t0 + 60_001)), undefined, 'healthy since now');
+    reach.record('r2', t0 + 62_000, t0 + 62_001, true);
+    assert.equal(s.step(input(t0 + 62_001)), undefined);
+    // A break: no answer for unreachableAfterMs restarts the count.
+    assert.equal(s.step(input(t0 + 65_500)), undefined);
+    reach.record('r2', t0 + 66_000, t0 + 66_001, true);
+    assert.equal(s.step(input(t0 + 66_001)), undefined);
+    for (let at = t0 + 67_000; at < t0 + 76_000; at += 1000) {
+      reach.record('r3', at, at + 1, true);
+      assert.equal(s.step(input(at + 1)), undefined, `not yet at ${at - t0}`);
+    }
+    reach.record('r3', t0 + 76_000, t0 + 76_001, true);
+    assert.equal(s.step(input(t0 + 76_001))?.type, 'recovered');
+    assert.equal(s.impaired, false);
+  });
+});
+
+describe('ReachTable', () => {
+  it('okStartedSince counts a success by when its check started, and only for current peers', () => {
+    const r = new ReachTable();
+    r.setPeers(['a', 'b'], t0);
+    r.record('a', t0 + 100, t0 + 900, true);
+    assert.equal(r.okStartedSince(t0 + 100), true);
+    assert.equal(r.okStartedSince(t0 + 101), false, 'a check started before the failure does not confirm it, however late it ended');
+    r.record('b', t0 + 200, t0 + 300, false);
+    assert.equal(r.okStartedSince(t0 + 150), false, 'a failed check confirms nothing');
+    r.setPeers(['b'], t0 + 1000);
+    assert.equal(r.okStartedSince(t0), false, 'a peer that left no longer confirms');
+  });
+});
+
+describe('peer report annotation', () => {
+  it('round-trips, stays bounded and tolerates garbage', () => {
+    const reached = Array.from({ length: 200 }, (_, i) => `r${String(i).padStart(3, '0')}${'x'.repeat(300)}`);
+    const text = encodeReport({ address: '10.0.0.5:8080', failing: 3, targets: 40, reached });
+    assert.ok(text.length < 20_000, `${text.length} chars`);
+    const back = decodeReport(text);
+    assert.ok(back !== undefined);
+    assert.equal(back.address, '10.0.0.5:8080');
+    assert.equal(back.failing, 3);
+    assert.equal(back.targets, 40);
+    assert.equal(back.reached.length, maxReached);
+    assert.equal(back.reached[0]?.length, 253);
+    assert.equal(decodeReport('nope'), undefined);
+    assert.equal(decodeReport('[1]'), undefined);
+    assert.deepEqual(decodeReport('{"f":-1,"t":"x","r":[1,"a"],"__proto__":{"a":"evil"}}'), { address: undefined, failing: 0, targets: 0, reached: ['a'] });
+  });
+});
+
+describe('ImpairmentState back-off', () => {
+  it('impaired again within 10 min of recovering: twice the time to recover each time, up to 16×; later: back to 1×', () => {
+    const peers = [peer('r2', ['r1', 'r3']), peer('r3', ['r1', 'r2'])];
+    const s = new ImpairmentState(defaultThresholds);
+    let now = t0;
+    const reach = reachOf(peers, {});
+    const input = () => ({ now, self: 'r1', peers, reach, failing: 0, targets: 0 });
+    const cycle = (): number => {
+      now += 3000; // no answer for 3 s (from the last one, or first sight)
+      assert.equal(s.step(input())?.type, 'impaired');
+      const from = now;
+      for (;;) {
+        now += 1000;
+        reach.record('r2', now - 1, now, true);
+        if (s.step(input())?.type === 'recovered') return now - from;
+      }
+    };
+    assert.deepEqual([cycle(), cycle(), cycle(), cycle(), cycle(), cycle()], [11_000, 21_000, 41_000, 81_000, 161_000, 161_000]);
+    now += 10 * 60_000;
+    reach.record('r2', now - 1, now, true);
+    assert.equal(cycle(), 11_000);
+  });
+});
