@@ -141,8 +141,10 @@ describe('node agent against a real kube-apiserver', () => {
     const ip = await serve(health);
     await createPod('probed', { ip, container: { readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, successThreshold: 2, failureThreshold: 2, timeoutSeconds: 1 } } });
     // The seed (container started long before the agent) keeps it ready; then health fails.
+    // The agent may see the pod before its status says the container runs: then readiness starts False
+    // and needs successThreshold (2) successes, as the kubelet's would.
     await waitFor('probed twice', () => Promise.resolve(health.hits >= 2), 10_000);
-    assert.equal((await cond('probed', 'ContainersReady'))?.status, 'True');
+    await waitFor('ContainersReady True', async () => (await cond('probed', 'ContainersReady'))?.status === 'True', 5_000);
     health.ok = false;
     const failedAt = health.hits;
     await waitFor('ContainersReady False', async () => (await cond('probed', 'ContainersReady'))?.status === 'False', 10_000);

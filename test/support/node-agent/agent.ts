@@ -216,13 +216,17 @@ export class NodeAgent {
     const status = { ...(patch?.body['status'] as Raw | undefined) };
     if (changed.length > 0 && status['containerStatuses'] === undefined) status['containerStatuses'] = pod.containerStatuses;
     if (changed.length > 0 && status['initContainerStatuses'] === undefined && pod.initContainerStatuses !== undefined) status['initContainerStatuses'] = pod.initContainerStatuses;
+    const base = entry.pod;
     try {
       const written = await this.#o.client.request<Raw>({
         method: 'PATCH', path: `/api/v1/namespaces/${pod.namespace}/pods/${pod.name}/status`, patch: 'strategic',
         body: { metadata: { resourceVersion: pod.resourceVersion }, status }, signal: entry.stop.signal,
       });
       const done = this.#o.clock.now();
-      if (!entry.stop.signal.aborted) entry.pod = projectAgentPod(written);
+      // Adopt the written pod only if no watch event replaced our view meanwhile: an event that
+      // arrived during the write may be newer than the write (another writer's change right after
+      // ours), and going back to the written pod would hide that change until the next event.
+      if (!entry.stop.signal.aborted && entry.pod === base) entry.pod = projectAgentPod(written);
       for (const name of changed) this.#o.log({ msg: 'container restarted after probe failure', pod: key, container: name });
       for (const c of patch?.changes ?? []) {
         this.#o.log({ msg: 'condition written', pod: key, condition: c.type, status: c.to, from: c.from ?? null, reason: c.reason, message: c.message, latencyMs: done - eventAt });
