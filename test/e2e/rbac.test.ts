@@ -42,6 +42,8 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
   let cp: ControlPlane;
   let tmp: string;
   let child: ChildProcess | undefined;
+  /** Every controller started, so a test that fails before stopping its own cannot keep this file's process alive. */
+  const started = new Set<ChildProcess>();
   const lines: string[] = [];
   const pods: FakePod[] = [];
   const helmEnv = (): NodeJS.ProcessEnv => ({ ...process.env, HELM_CACHE_HOME: `${tmp}/cache`, HELM_CONFIG_HOME: `${tmp}/config`, HELM_DATA_HOME: `${tmp}/data` });
@@ -78,6 +80,8 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
       '--max-halt-above-percent-failing', '100', '--allow-delete-action', ...extra],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
     child = c;
+    started.add(c);
+    c.once('exit', () => started.delete(c));
     for (const s of [c.stdout, c.stderr]) createInterface({ input: s }).on('line', (l) => lines.push(l));
     return new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
   };
@@ -92,7 +96,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP } });
   });
   after(async () => {
-    child?.kill('SIGTERM');
+    for (const c of started) c.kill('SIGKILL');
     for (const p of pods) await p.close();
     await cp.stop();
     rmSync(tmp, { recursive: true, force: true });
