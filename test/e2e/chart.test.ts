@@ -152,7 +152,8 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } });
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
-    assert.deepEqual(c.env.map((e) => e.name), ['POD_NAME', 'POD_NAMESPACE']);
+    // POD_IP: the address peers check (--advertise-address, self-partition detection); POD_UID: the replica's Pod for its Events.
+    assert.deepEqual(c.env.map((e) => e.name), ['POD_NAME', 'POD_NAMESPACE', 'POD_IP', 'POD_UID']);
     const loaded = loadConfig(c.args, { POD_NAME: 'outprobe-0', POD_NAMESPACE: NS });
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.message);
     assert.equal(loaded.config.execEnabled, false);
@@ -245,12 +246,14 @@ void describe('charts/outprobe', () => {
     const openArgs = podSpecOf(find(open, 'Deployment')).containers[0]?.args ?? [];
     assert.ok(openArgs.includes('--metrics-auth=none') && openArgs.includes('--metrics-addr=0.0.0.0:8080'), openArgs.join(' '));
     assert.equal((find(open, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0]?.['bearerTokenFile'], undefined);
-    // The NetworkPolicy: ingress only on the metrics port, from anywhere; egress not restricted.
+    // The NetworkPolicy: ingress only on the metrics port, from anywhere, and from the other replicas
+    // (their peer checks, kept whatever metricsFrom says); egress not restricted.
+    const selector = { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } };
     const np = find(objs, 'NetworkPolicy');
     assert.deepEqual(np.spec, {
-      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } },
+      podSelector: selector,
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }] }],
+      ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }] }, { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ podSelector: selector }] }],
     });
     assert.equal(template('--set', 'networkPolicy.enabled=false').some((o) => o.kind === 'NetworkPolicy'), false);
     const r = run(helm, ['template', RELEASE, chart, '--set', 'networkPolicy.egress.enabled=true']);
@@ -276,7 +279,10 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(reader.subjects, [{ kind: 'ServiceAccount', name: 'prometheus', namespace: 'monitoring' }]);
     const np = find(objs, 'NetworkPolicy').spec ?? {};
     assert.deepEqual(np['policyTypes'], ['Ingress', 'Egress']);
-    assert.deepEqual(np['ingress'], [{ ports: [{ port: 8080, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
+    assert.deepEqual(np['ingress'], [
+      { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+      { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } } }] },
+    ]);
     assert.equal((np['egress'] as unknown[]).length, 2);
     const endpoint = (find(objs, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0];
     assert.deepEqual(endpoint?.['authorization'], { type: 'Bearer', credentials: { name: 'prometheus-token', key: 'token' } });
