@@ -17,14 +17,24 @@ export const SANDBOX_LAST = 250;
 export const NODE_UPLINK = 'uplink';
 export const NODE_BRIDGE = 'cbr0';
 
-export interface NodePlan {
+/** A node as the pod network's users see it. */
+export interface NodeNet {
   readonly index: number;
+  /** `kwok-node-<i>` */
   readonly name: string;
   readonly netns: string;
+  /** The node's address on the fabric. */
   readonly ip: string;
+  /** `/25` for spec.podCIDR. */
   readonly podCidr: string;
+  /** The node bridge's `/24`. */
   readonly subnet: string;
+  /** The bridge address (`.254`), the sandboxes' gateway. */
   readonly gateway: string;
+}
+
+/** A node as the network builds it: what users see, plus its links. */
+export interface NodePlan extends NodeNet {
   /** The uplink veth's end in the root namespace, enslaved to the fabric bridge. */
   readonly rootLink: string;
   /** Fixed MAC of the node bridge, so it does not change as pods join (stale ARP). */

@@ -9,8 +9,10 @@ import { makeFaults, type Faults } from './faults.ts';
 import { onProcessEnd } from './hooks.ts';
 import {
   addressPlan, findNode, podIpProblem, podNetnsName, sandboxIps, sandboxNetnsName,
-  type AddressPlan, type NodePlan,
+  type AddressPlan, type NodeNet, type NodePlan,
 } from './plan.ts';
+
+export type { NodeNet } from './plan.ts';
 import { killInNetns } from './procs.ts';
 import { podNetSupport } from './support.ts';
 import { removeSlot, sweepStaleSync } from './teardown.ts';
@@ -25,21 +27,6 @@ export interface PodNetOptions {
    * with sweepStale() once that process is gone.
    */
   readonly persist?: boolean;
-}
-
-export interface NodeNet {
-  readonly index: number;
-  /** `kwok-node-<i>` */
-  readonly name: string;
-  readonly netns: string;
-  /** The node's address on the fabric. */
-  readonly ip: string;
-  /** `/25` for spec.podCIDR. */
-  readonly podCidr: string;
-  /** The node bridge's `/24`. */
-  readonly subnet: string;
-  /** The bridge address (`.254`), the sandboxes' gateway. */
-  readonly gateway: string;
 }
 
 export interface Sandbox {
