@@ -10,6 +10,7 @@ import type { PodNet } from '../podnet/index.ts';
 import type { Binaries } from './bins.ts';
 import { REPO_ROOT } from './bins.ts';
 import type { KubeClient } from './kube.ts';
+import { fakeNode } from './nodes.ts';
 import { kubeProxyConfig } from './kube-proxy.ts';
 import type { Component } from './proc.ts';
 import { waitReady } from './wait.ts';
@@ -19,16 +20,7 @@ export type StartComponent = (name: string, bin: string, args: string[]) => Comp
 /** The Node objects of the pod network: pod CIDR and InternalIP from the plan. */
 export async function createNetworkNodes(kube: KubeClient, net: PodNet): Promise<string[]> {
   for (const n of net.nodes) {
-    await kube.create('/api/v1/nodes', {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: {
-        name: n.name,
-        annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-        labels: { 'kubernetes.io/hostname': n.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
-      },
-      spec: { podCIDR: n.podCidr, podCIDRs: [n.podCidr] },
-    });
+    await kube.create('/api/v1/nodes', fakeNode(n.index, n.podCidr)); // named kwok-node-<i>, as the plan names it
     // Before kwok's node-initialize stage adds 127.0.0.1 (its --node-ip): addresses merge by type.
     await kube.patch(`/api/v1/nodes/${n.name}/status`, {
       status: { addresses: [{ type: 'InternalIP', address: n.ip }, { type: 'Hostname', address: n.name }] },

@@ -1,5 +1,5 @@
-// Fake nodes managed by kwok, each with a pod CIDR in 127.0.0.0/8 so pods get
-// loopback IPs (127.<X>.<i>.0/24 from the plane's pod network, see podnet.ts).
+// Fake nodes managed by kwok, each with its own pod CIDR: 127.<X>.<i>.0/24 on the
+// loopback plane (see podnet.ts), the node's /25 on the pod network (node-services.ts).
 import type { KubeClient } from './kube.ts';
 
 export function fakeNode(i: number, cidr: string): Record<string, unknown> {
