@@ -8,13 +8,18 @@ import type { Config } from './config/index.ts';
 import { Controller, reporter } from './controller/index.ts';
 import type { ControllerOptions, Probers } from './controller/index.ts';
 import { systemClock, systemRandom } from './kernel/index.ts';
-import { KubeClient, loadConnection, reviewBearerToken } from './kube/index.ts';
+import { KubeClient, loadConnection, reviewBearerToken, reviewSelf, reviewToken } from './kube/index.ts';
+import { WriteQueue } from './writeback/index.ts';
 import { EventRecorder, Metrics, MetricsAuth, createLogger, startObservabilityServer } from './observability/index.ts';
-import type { AuthDecision, Logger } from './observability/index.ts';
+import type { AuthDecision, Logger, ObservabilityServerOptions } from './observability/index.ts';
 import { EventLoopMonitor, createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
 import { SelfCheck, decodeReport, encodeReport, peerAnnotation, selfCheckReporter } from './impairment/index.ts';
 import type { PeerView } from './impairment/index.ts';
 import { ShardMembership, shardReporter } from './sharding/index.ts';
+import { SecondOpinionGuard, allowedUsersReview, httpAskPeer, secondOpinionEndpoint, secondOpinionPath, secondOpinionReporter } from './secondopinion/index.ts';
+import type { PeerAddress } from './secondopinion/index.ts';
+import { NamespaceLabels, Webhook, WebhookCertStore, cacheView } from './injection/index.ts';
+import type { WebhookEvent } from './injection/index.ts';
 
 /** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
 async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger): Promise<string> {
@@ -176,6 +181,67 @@ function guardOptions(on: boolean, selfCheck: () => SelfCheck | undefined, metri
   };
 }
 
+/**
+ * The second opinion (ADR 0018): the endpoint peers ask (TokenReview, then
+ * the allowed users: by default this replica's own, learnt once with a
+ * SelfSubjectReview) and the guard that asks them. Reviews go through a
+ * client of their own with a small rate limit, as for /metrics.
+ */
+interface SecondOpinionParts {
+  readonly routes: NonNullable<ObservabilityServerOptions['routes']>;
+  /** How the log line at start describes it. */
+  readonly mode: 'on' | 'answering only' | 'off';
+  readonly guard: SecondOpinionGuard | undefined;
+  close(): Promise<void>;
+}
+
+function secondOpinionParts(deps: { readonly config: Config; readonly client: KubeClient; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder; readonly controller: () => Controller }): SecondOpinionParts {
+  const { config, client, sharding, log, metrics } = deps;
+  if (!config.secondOpinion) return { routes: new Map(), mode: 'off', guard: undefined, close: () => Promise.resolve() };
+  const reviewClient = new KubeClient({ connection: client.connection, clock: systemClock, random: systemRandom, qps: 5, burst: 20, maxAttempts: 2, userAgent: `outprobe/${config.identity}/second-opinion`, onRequest: (r) => metrics.recordApiRequest(r) });
+  let self: Promise<ReadonlySet<string>> | undefined;
+  const allowed = (): Promise<ReadonlySet<string>> => {
+    if (config.secondOpinionAllowedUsers.length > 0) return Promise.resolve(new Set(config.secondOpinionAllowedUsers));
+    self ??= reviewSelf(reviewClient, AbortSignal.timeout(10_000)).then((name) => new Set([name]), (err: unknown) => {
+      self = undefined; // asked again on the next request
+      throw err;
+    });
+    return self;
+  };
+  const auth = new MetricsAuth({
+    clock: systemClock,
+    review: allowedUsersReview(async (token) => {
+      const who = await reviewToken(reviewClient, token, AbortSignal.timeout(10_000));
+      return who.authenticated ? who.user.username : undefined;
+    }, allowed),
+    onError: (err) => log.warn('second-opinion token review failed', { error: String(err) }),
+  });
+  const endpoint = secondOpinionEndpoint({ authorize: (a) => auth.authorize(a), answer: (req, signal) => deps.controller().secondOpinion(req, signal) });
+  const token = client.connection.token;
+  let guard: SecondOpinionGuard | undefined;
+  if (sharding !== undefined && token !== undefined) {
+    guard = new SecondOpinionGuard({
+      clock: systemClock,
+      identity: config.identity,
+      peers: () => peerAddresses(sharding),
+      ask: httpAskPeer(token),
+      observe: secondOpinionReporter({ log, metrics, events: deps.events, identity: config.identity }),
+      onSettled: () => {
+        const c = deps.controller();
+        c.gates.sweep();
+        c.remediator.step();
+      },
+    });
+  } else if (sharding !== undefined) {
+    log.warn('no bearer token (client-certificate credentials): this replica cannot ask its peers for a second opinion and acts on its own probes');
+  }
+  return { routes: new Map([[secondOpinionPath, endpoint]]), mode: guard === undefined ? 'answering only' : 'on', guard, close: () => reviewClient.close() };
+}
+
+function peerAddresses(sharding: ShardMembership): PeerAddress[] {
+  return peersOf(sharding).flatMap((p) => (p.report.address === undefined ? [] : [{ identity: p.identity, address: p.report.address }]));
+}
+
 /** /readyz: caches synced and not impaired. */
 function readiness(controller: Controller, selfCheck: SelfCheck | undefined): true | { ok: false; reason: string } {
   if (!controller.ready) return { ok: false, reason: 'caches not synced yet' };
@@ -187,6 +253,47 @@ function warnNoExecNamespace(config: Config, log: Logger): void {
   if (config.execEnabled && config.execNamespaces !== '*' && config.execNamespaces.length === 0) {
     log.warn('exec probes are enabled but --exec-namespaces is empty: every policy with an exec probe is Invalid');
   }
+}
+
+function webhookReporter(log: Logger, metrics: Metrics): (e: WebhookEvent) => void {
+  return (e) => {
+    if (e.type === 'webhook-review') metrics.recordWebhookReview(e.result, e.durationMs / 1000);
+    else if (e.type === 'webhook-serving') log.info('readiness-gate injection webhook serving', { port: e.port });
+    else if (e.type === 'webhook-certs') log.info('webhook certificate', { action: e.action, lostRace: e.lostRace, caBundlePatched: e.caBundlePatched });
+    else log.warn(`webhook ${e.stage} failed; retrying (pods are still created, without injected gates)`, { error: String(e.error) });
+  };
+}
+
+/**
+ * The readiness-gate injection webhook (ADR 0021): reads the controller's
+ * policy cache and a namespace-label cache, never the API per request.
+ */
+function startWebhook(config: Config, client: KubeClient, controller: Controller, log: Logger, metrics: Metrics): { run(signal: AbortSignal): Promise<unknown> } {
+  if (config.webhook === undefined) return { run: () => Promise.resolve() };
+  const namespace = process.env['POD_NAMESPACE'] ?? client.connection.namespace;
+  const namespaces = new NamespaceLabels({ client, clock: systemClock, random: systemRandom, namespaces: config.namespaces });
+  const svc = config.webhookService;
+  const webhook = new Webhook({
+    host: config.webhook.host,
+    port: config.webhook.port,
+    clock: systemClock,
+    view: cacheView({ policies: controller.policies, namespaceLabels: (ns) => namespaces.labels(ns), ownNamespace: namespace }),
+    certs: config.webhookCertDir !== undefined
+      ? { kind: 'dir', dir: config.webhookCertDir }
+      : {
+          kind: 'secret',
+          store: new WebhookCertStore({
+            client,
+            clock: systemClock,
+            namespace,
+            secretName: config.webhookSecret,
+            webhookConfiguration: config.webhookConfiguration,
+            rotation: { serviceName: svc, names: [`${svc}.${namespace}.svc`, `${svc}.${namespace}`, svc] },
+          }),
+        },
+    observe: webhookReporter(log, metrics),
+  });
+  return { run: (signal) => Promise.all([namespaces.run(signal), webhook.run(signal)]) };
 }
 
 async function main(): Promise<number> {
@@ -208,18 +315,30 @@ async function main(): Promise<number> {
     onRequest: (r) => metrics.recordApiRequest(r),
   });
   const userAgent = `kube-probe/${await kubeProbeVersion(client, config, log)}`;
-  const events = new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: config.identity });
+  // Events have their own token bucket on the same connections (as the kubelet's --event-qps), so a burst of
+  // gate-change Events never delays gate writes, and gate writes never starve the Events.
+  const eventClient = client.withRateLimit({ qps: config.eventQps, burst: config.eventBurst, userAgent: `outprobe/${config.identity}/events` });
+  // Gate writes have their own path (ADR 0022): a rate cap of their own, and as many in flight as the API server
+  // accepts (AIMD, Retry-After honoured), most urgent first.
+  const gateWrites = gateWritePath(config, client, metrics, log);
+  const events = new EventRecorder({ api: eventClient, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: config.identity });
   // Event-loop delay for the metric, and stalls for the guard that voids the failures they cause (ADR 0016).
   const loopMonitor = new EventLoopMonitor({ boundMs: config.stallBoundMs, onDelay: (ms) => metrics.observeEventLoopDelay(ms / 1000) });
   loopMonitor.start();
   const { sharding, leaseClient } = config.sharding ? startSharding(config, client, log, metrics) : { sharding: undefined, leaseClient: undefined };
   // Built once the listener's port is known; the guard below reads it lazily.
   const guard: { check: SelfCheck | undefined } = { check: undefined };
+  const late: { controller: Controller | undefined } = { controller: undefined };
+  const secondOpinion = secondOpinionParts({ config, client, sharding, log, metrics, events, controller: () => {
+    if (late.controller === undefined) throw new Error('second opinion asked before the controller was built');
+    return late.controller;
+  } });
   const controller = new Controller({
     client,
     clock: systemClock,
     random: systemRandom,
     observe: reporter({ log, metrics, events }),
+    gateWrites,
     probers: {
       httpGet: createHttpProber({ userAgent }),
       tcpSocket: tcpProbe,
@@ -244,7 +363,9 @@ async function main(): Promise<number> {
           aggregate: (key, local) => sharding.aggregate(key, local),
         }),
     ...guardOptions(sharding !== undefined && config.selfCheck, () => guard.check, metrics),
+    ...(secondOpinion.guard === undefined ? {} : { secondOpinion: secondOpinion.guard }),
   });
+  late.controller = controller;
   const metricsAuth = metricsAuthFor(client, config, log, metrics);
   const server = await startObservabilityServer({
     host: config.metricsHost,
@@ -252,6 +373,7 @@ async function main(): Promise<number> {
     metrics,
     ready: () => readiness(controller, guard.check),
     authorizeMetrics: metricsAuth.authorize,
+    routes: secondOpinion.routes,
   });
   log.info('outprobe started', {
     identity: config.identity,
@@ -262,6 +384,7 @@ async function main(): Promise<number> {
     server: client.connection.server,
     sharding: sharding === undefined ? 'off' : `Leases in ${config.leaseNamespace ?? client.connection.namespace}`,
     stallBoundSeconds: config.stallBoundMs / 1000,
+    secondOpinion: secondOpinion.mode,
   });
   warnNoExecNamespace(config, log);
   guard.check = startSelfCheck({ config, port: server.port, controller, sharding, log, metrics, events });
@@ -300,15 +423,19 @@ async function main(): Promise<number> {
     annotations: () => (guard.check === undefined ? {} : { [peerAnnotation]: encodeReport(guard.check.report()) }),
   });
   const selfCheckDone = runSelfCheck(guard.check, sharding, controller, stop.signal);
+  const webhookDone = startWebhook(config, client, controller, log, metrics).run(stop.signal);
   await controller.run(stop.signal);
+  await webhookDone;
   await shardDone;
   await selfCheckDone;
   clearInterval(gauges);
   loopMonitor.stop();
   await server.close();
+  await events.close(); // open ReadinessGateChangesFolded summaries are written before the connections close
   await client.close();
   await leaseClient?.close();
   await metricsAuth.close();
+  await secondOpinion.close();
   log.info('outprobe stopped');
   return 0;
 }
@@ -322,3 +449,21 @@ main().then(
     process.exitCode = 1;
   },
 );
+
+/** The gate-write client and queue (ADR 0022); its metrics, and a debug log line per throttled write with the APF UIDs. */
+function gateWritePath(config: Config, client: KubeClient, metrics: Metrics, log: Logger): { client: KubeClient; queue: WriteQueue } {
+  const gateClient = client.withRateLimit({ qps: config.gateWriteQps, burst: Math.max(1, Math.ceil(config.gateWriteQps)), userAgent: `outprobe/${config.identity}/gates` });
+  const queue: WriteQueue = new WriteQueue({
+    clock: systemClock,
+    maxInflight: config.gateWriteMaxInflight,
+    onOutcome: (o, urgency) => {
+      if (o.kind === 'throttled') {
+        metrics.recordGateWriteThrottled(o.priorityLevelUid);
+        log.debug('gate write throttled by the API server', { urgency, retryAfterMs: o.retryAfterMs, pauseMs: o.pauseMs, limit: queue.limit, priorityLevelUid: o.priorityLevelUid, flowSchemaUid: o.flowSchemaUid });
+      }
+      metrics.setGateWriteQueue({ waiting: queue.waitingBy(), limit: queue.limit, inflight: queue.inflight });
+    },
+  });
+  metrics.setGateWriteQueue({ waiting: queue.waitingBy(), limit: queue.limit, inflight: queue.inflight });
+  return { client: gateClient, queue };
+}

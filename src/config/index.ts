@@ -19,6 +19,10 @@ const options = {
   'max-probe-timeout': { type: 'string', env: 'OUTPROBE_MAX_PROBE_TIMEOUT', help: 'Longest probe timeout in seconds; a probe\'s longer timeoutSeconds runs with this and its policy gets a ProbeTimeoutCapped Warning Event (default 60)' },
   'kube-api-qps': { type: 'string', env: 'OUTPROBE_KUBE_API_QPS', help: 'Client-side API rate limit, requests per second (default 50)' },
   'kube-api-burst': { type: 'string', env: 'OUTPROBE_KUBE_API_BURST', help: 'Client-side API burst (default 100)' },
+  'event-qps': { type: 'string', env: 'OUTPROBE_EVENT_QPS', help: 'Kubernetes Event writes per second, a budget of their own beside --kube-api-qps (as the kubelet\'s --event-qps); Events beyond it are combined, and gate-change Events that still cannot be sent are counted in a ReadinessGateChangesFolded Event on their policy (default 50)' },
+  'gate-write-max-inflight': { type: 'string', env: 'OUTPROBE_GATE_WRITE_MAX_INFLIGHT', help: 'Ceiling of readiness-gate writes in flight at once. Gate writes have a path of their own beside --kube-api-qps: the number in flight adapts to what the API server accepts (grows while writes succeed within 1 s, halves on a 429 or 503, and nothing is sent until its Retry-After has passed), and a gate turning False, a repair, or a True after a False goes before first-time Trues (default 64)' },
+  'gate-write-qps': { type: 'string', env: 'OUTPROBE_GATE_WRITE_QPS', help: 'Upper cap on readiness-gate writes per second (burst of the same size), beside --gate-write-max-inflight (default 1000)' },
+  'event-burst': { type: 'string', env: 'OUTPROBE_EVENT_BURST', help: 'Burst of the Event write budget (default 100)' },
   'enable-exec-probes': { type: 'boolean', env: 'OUTPROBE_ENABLE_EXEC_PROBES', help: 'Run exec probes through pods/exec (needs RBAC create on pods/exec; default false)' },
   'exec-namespaces': { type: 'string', env: 'OUTPROBE_EXEC_NAMESPACES', help: 'Comma-separated namespaces whose ProbePolicies may use exec probes, or * for all; elsewhere an exec policy is Invalid (default: none, even with --enable-exec-probes)' },
   'publish-exec-output': { type: 'boolean', env: 'OUTPROBE_PUBLISH_EXEC_OUTPUT', help: 'Publish exec probe output in Events, pod conditions and logs, control characters stripped and cut to 512 characters (default false: "exec probe output withheld (N bytes)")' },
@@ -42,6 +46,13 @@ const options = {
   'impaired-failing-margin': { type: 'string', env: 'OUTPROBE_IMPAIRED_FAILING_MARGIN', help: '…and that share is at least this far (0-1) above the median share of its peers (default 0.3)' },
   'impaired-min-targets': { type: 'string', env: 'OUTPROBE_IMPAIRED_MIN_TARGETS', help: 'Failing shares are compared only between replicas owning at least this many targets (default 10)' },
   'impaired-recover-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_RECOVER_AFTER', help: 'An impaired replica rejoins after reaching a peer (or having none) for this many seconds without a break (default 10)' },
+  'second-opinion': { type: 'string', env: 'OUTPROBE_SECOND_OPINION', help: 'true | false: before the first False of a gate and before any eviction or delete, ask the next live replica in the pod\'s rendezvous order to probe the same target from its own node (POST /v1/second-opinion on its --metrics-addr listener, with this replica\'s bearer token); act only if it fails there too. Per policy: spec.secondOpinion. Needs a peer that publishes an address (--self-partition-detection); does nothing with one replica (default true)' },
+  'second-opinion-allowed-users': { type: 'string', env: 'OUTPROBE_SECOND_OPINION_ALLOWED_USERS', help: 'Comma-separated usernames (as TokenReview returns them) whose bearer tokens may ask this replica for a second opinion (default: this replica\'s own user, e.g. system:serviceaccount:<namespace>:<serviceaccount>, learnt with a SelfSubjectReview)' },
+  'webhook-addr': { type: 'string', env: 'OUTPROBE_WEBHOOK_ADDR', help: 'host:port of the readiness-gate injection webhook (HTTPS, POST /mutate-pods; ADR 0021); empty or off: no webhook (default off; the chart sets 0.0.0.0:9443 when webhook.enabled)' },
+  'webhook-secret': { type: 'string', env: 'OUTPROBE_WEBHOOK_SECRET', help: 'Secret in the controller\'s namespace holding the webhook\'s self-signed CA and serving certificate: created if missing, reused while valid, rotated before expiry; every replica serves what it holds (default outprobe-webhook-tls)' },
+  'webhook-service': { type: 'string', env: 'OUTPROBE_WEBHOOK_SERVICE', help: 'Service the API server calls the webhook through; the serving certificate is for <service>.<namespace>.svc (default outprobe-webhook)' },
+  'webhook-configuration': { type: 'string', env: 'OUTPROBE_WEBHOOK_CONFIGURATION', help: 'MutatingWebhookConfiguration whose webhooks get the CA as caBundle (default: none is patched)' },
+  'webhook-cert-dir': { type: 'string', env: 'OUTPROBE_WEBHOOK_CERT_DIR', help: 'Directory with tls.crt and tls.key (e.g. a cert-manager Secret mounted there), re-read every minute; no Secret is written and caBundle is left to cert-manager (default: none, the controller manages its own certificate)' },
   help: { type: 'boolean', env: '', help: 'Show this help' },
 } as const;
 
@@ -61,6 +72,12 @@ export const configSchema = z.object({
   maxProbeTimeoutSeconds: intFrom(1),
   qps: z.coerce.number().positive(),
   burst: intFrom(1),
+  eventQps: z.coerce.number().positive(),
+  eventBurst: intFrom(1),
+  /** Gate writes' own path (ADR 0022): the ceiling of writes in flight. @default 64 */
+  gateWriteMaxInflight: intFrom(1).max(10_000),
+  /** Gate writes' upper rate cap (burst the same). @default 1000 */
+  gateWriteQps: z.coerce.number().positive(),
   execEnabled: z.boolean(),
   /** Namespaces where exec probes are honoured; `'*'` for all. @default [] (none) */
   execNamespaces: z.union([z.literal('*'), z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be namespace names, or *'))]),
@@ -87,6 +104,15 @@ export const configSchema = z.object({
   impairedFailingMargin: z.coerce.number().min(0).max(1),
   impairedMinTargets: intFrom(1),
   impairedRecoverAfterMs: seconds(0, 3600),
+  secondOpinion: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  /** Empty: this replica's own username. */
+  secondOpinionAllowedUsers: z.array(z.string().min(1).max(1024)),
+  /** The webhook listener; undefined: off. */
+  webhook: z.object({ host: z.string(), port: intFrom(0).max(65535) }).optional(),
+  webhookSecret: z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Secret name'),
+  webhookService: z.string().max(63).regex(/^[a-z]([-a-z0-9]*[a-z0-9])?$/, 'must be a Service name'),
+  webhookConfiguration: z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be an object name').optional(),
+  webhookCertDir: z.string().min(1).optional(),
 }).refine((c) => c.leaseRenewIntervalMs < c.leaseDurationMs, { path: ['leaseRenewIntervalMs'], message: 'must be below --lease-duration' });
 export type Config = z.infer<typeof configSchema>;
 
@@ -138,6 +164,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     maxProbeTimeoutSeconds: get('max-probe-timeout') ?? defaultMaxProbeTimeoutSeconds,
     qps: get('kube-api-qps') ?? 50,
     burst: get('kube-api-burst') ?? 100,
+    ...eventConfig(get),
     ...trustConfig(get),
     allowedCidrs: typeof cidrs === 'string' && cidrs !== '' ? cidrs.split(',').map((c) => c.trim()) : [],
     statusIntervalMs: get('status-interval') ?? 2,
@@ -145,7 +172,28 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     kubeProbeVersion: get('kube-probe-version'),
     ...shardingConfig(get, env),
     ...selfCheckConfig(get, env),
+    ...secondOpinionConfig(get),
+    ...webhookConfig(get),
   };
+}
+
+/** The readiness-gate injection webhook (ADR 0021). */
+function webhookConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
+  const addr = String(get('webhook-addr') ?? 'off').trim();
+  const colon = addr.lastIndexOf(':');
+  const optional = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+  return {
+    webhook: addr === '' || addr === 'off' ? undefined : { host: addr.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0', port: addr.slice(colon + 1) },
+    webhookSecret: get('webhook-secret') ?? 'outprobe-webhook-tls',
+    webhookService: get('webhook-service') ?? 'outprobe-webhook',
+    webhookConfiguration: optional(get('webhook-configuration')),
+    webhookCertDir: optional(get('webhook-cert-dir')),
+  };
+}
+
+/** The second opinion (ADR 0018). */
+function secondOpinionConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
+  return { secondOpinion: get('second-opinion') ?? 'true', secondOpinionAllowedUsers: listOf(get('second-opinion-allowed-users')) };
 }
 
 /** `a, b,,a` → `[a, b, a]`; unset or empty → `[]`. */
@@ -177,6 +225,16 @@ function listOrAll(value: string | boolean | undefined): '*' | string[] {
 }
 
 /** The guards against outprobe causing an outage (issue 13). */
+/** Events' own write budget (as the kubelet's --event-qps/--event-burst). */
+function eventConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
+  return {
+    eventQps: get('event-qps') ?? 50,
+    eventBurst: get('event-burst') ?? 100,
+    gateWriteMaxInflight: get('gate-write-max-inflight') ?? 64,
+    gateWriteQps: get('gate-write-qps') ?? 1000,
+  };
+}
+
 function guardConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
   return { stallBoundMs: get('stall-bound') ?? 0.5 };
 }

@@ -2,15 +2,19 @@ import type { Clock, Random } from '../kernel/index.ts';
 import { ReflectorSet, projectPod } from '../kube/index.ts';
 import type { KubeClient, Pod, RawObject } from '../kube/index.ts';
 import { Scheduler } from '../probing/index.ts';
+import type { StatusInput } from '../status/index.ts';
 import type { StallGuard } from '../probing/index.ts';
 import { AddressGuard } from '../targets/index.ts';
 import { GateWriter, deletePod, evictPod, patchGateCondition } from '../writeback/index.ts';
-import type { RemediationLimits } from '../writeback/index.ts';
+import type { WriteQueue } from '../writeback/index.ts';
+import type { GateCondition, RemediationLimits, WriteContext } from '../writeback/index.ts';
+import type { Question, SecondOpinionAnswer, SecondOpinionRequest } from '../secondopinion/index.ts';
 import { reflectorEvent } from './events.ts';
-import type { Observer } from './events.ts';
-import { policyEntry } from './policies.ts';
+import type { Observer, PolicyRef } from './events.ts';
+import { policyEntry, statusOnly } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import { Remediator } from './remediation.ts';
+import { answerSecondOpinion, gateSecondOpinion, remediationSecondOpinion } from './second-opinion.ts';
 import { TargetSet } from './target-set.ts';
 import type { Probers } from './runner.ts';
 import { StatusWriter } from './status-writer.ts';
@@ -20,6 +24,12 @@ export interface ControllerOptions {
   readonly clock: Clock;
   readonly random: Random;
   readonly observe: Observer;
+  /**
+   * Gate writes' own path (ADR 0022): a client with its own rate cap and the
+   * adaptive, urgency-ordered queue. @default none: gate writes go through
+   * `client` one by one as desired, retried there on 429/503
+   */
+  readonly gateWrites?: { readonly client: KubeClient; readonly queue: WriteQueue };
   readonly probers: Probers;
   /** Policies with exec probes are honoured only with this on. @default false */
   readonly execEnabled?: boolean;
@@ -62,6 +72,13 @@ export interface ControllerOptions {
   readonly confirmedSince?: (since: number) => boolean;
   /** Called once per False write or remediation the guard holds back. */
   readonly onHeld?: (action: 'gate_false' | 'remediation') => void;
+  /**
+   * The second opinion (issue 13, ADR 0018): may this replica act on a
+   * failure (the first False of a gate, a remediation) now? Asked after the
+   * peer write guard, for policies with `spec.secondOpinion` true; a refused
+   * action is held and asked again on every sweep. @default always
+   */
+  readonly secondOpinion?: { confirm(question: Question): boolean };
   /** Does this replica write this policy's status (one writer per policy)? @default always */
   readonly writesStatus?: (policyUid: string) => boolean;
   /**
@@ -77,6 +94,37 @@ export interface LocalCounts {
   readonly failing: number;
   readonly erroring: number;
   readonly remediations: number;
+  /** The panic threshold over this replica's share (ADR 0015); absent when it writes no gates for the policy. */
+  readonly panic?: { readonly gated: number; readonly failing: number; readonly held: number; readonly maxUnready: number; readonly panic: boolean };
+}
+
+/** What this replica publishes for a policy: its status numbers and its panic share. */
+export function localCountsOf(input: Pick<Partial<StatusInput>, 'readinessPanic'> & Pick<StatusInput, 'failing' | 'erroring'>, remediations: number): LocalCounts {
+  const base = { failing: input.failing, erroring: input.erroring, remediations };
+  const p = input.readinessPanic ?? null;
+  if (p === null) return base;
+  return { ...base, panic: { gated: p.counts.gated, failing: p.counts.failing, held: p.counts.held, maxUnready: p.counts.maxUnready, panic: p.panic } };
+}
+
+type PanicView = NonNullable<StatusInput['readinessPanic']> | null;
+
+/**
+ * The policy's panic state for its status, summed over the replicas' shares
+ * (each applies the threshold to the pods it owns): in panic where any
+ * replica fails open. Without shares, this replica's own.
+ */
+export function clusterPanic(entry: PolicyEntry, ownPanic: StatusInput['readinessPanic'], agg: LocalCounts): PanicView {
+  const own = ownPanic ?? null;
+  const p = agg.panic;
+  if (p === undefined) return own;
+  const percent = own?.counts.maxUnreadyPercent ?? entry.policy?.spec.readiness?.maxUnreadyPercent;
+  if (percent === undefined) return own;
+  return { panic: p.panic, counts: { gated: p.gated, failing: p.failing, held: p.held, maxUnready: p.maxUnready, maxUnreadyPercent: percent } };
+}
+
+/** The Remediator's second-opinion hook, when there is a second opinion. */
+function secondOpinionHook<T>(so: ControllerOptions['secondOpinion'], hook: (so: NonNullable<ControllerOptions['secondOpinion']>) => T): T | Record<string, never> {
+  return so === undefined ? {} : hook(so);
 }
 
 const policyPath = (ns: string | undefined): string =>
@@ -101,10 +149,14 @@ export class Controller {
   readonly #status: StatusWriter;
   #lastStatusAt = 0;
   readonly #floor = new Map<string, number>();
+  readonly #addressGuard: AddressGuard;
+  /** Why the last gate write was refused (GateWriter calls onHeld right after mayWrite). */
+  #heldByPeerGuard = false;
 
   constructor(options: ControllerOptions) {
     this.#o = options;
     const { client, clock, random, observe } = options;
+    this.#addressGuard = new AddressGuard(options.allowedCidrs);
     this.scheduler = new Scheduler({
       clock,
       random,
@@ -113,11 +165,21 @@ export class Controller {
     });
     this.gates = new GateWriter({
       clock,
-      patch: (pod, condition) => patchGateCondition(client, pod, condition),
-      onWrite: (pod, condition, result, error) => observe({ type: 'gate-write', pod, condition, result, ...(error === undefined ? {} : { error }) }),
+      patch: (pod, condition) =>
+        options.gateWrites === undefined ? patchGateCondition(client, pod, condition) : patchGateCondition(options.gateWrites.client, pod, condition, 'throw'),
+      ...(options.gateWrites === undefined ? {} : { queue: options.gateWrites.queue }),
+      onWrite: (pod, condition, result, error) => {
+        const policy = this.#gatePolicy(pod.namespace, condition.type);
+        observe({ type: 'gate-write', pod, condition, result, ...(policy === undefined ? {} : { policy }), ...(error === undefined ? {} : { error }) });
+      },
       onRepair: (pod, condition, serverStatus) => observe({ type: 'gate-repair', pod, condition, serverStatus }),
-      ...(options.confirmedSince === undefined ? {} : { mayWrite: (c, since) => c.status === 'True' || options.confirmedSince?.(since) !== false }),
-      onHeld: () => options.onHeld?.('gate_false'),
+      ...(options.confirmedSince === undefined && options.secondOpinion === undefined
+        ? {}
+        : { mayWrite: (c, since, ctx) => this.#mayWriteGate(c, since, ctx) }),
+      // Counted as the peer guard's only when the peer guard held it (the second opinion has its own metrics).
+      onHeld: () => {
+        if (this.#heldByPeerGuard) options.onHeld?.('gate_false');
+      },
     });
     const namespaces = options.namespaces ?? [];
     this.pods = new ReflectorSet<Pod>({
@@ -148,13 +210,12 @@ export class Controller {
       observe,
       scheduler: this.scheduler,
       gates: this.gates,
-      guard: new AddressGuard(options.allowedCidrs),
+      guard: this.#addressGuard,
       probers: options.probers,
       policies: this.policies,
       pods: this.pods.store,
       remediate: (req) => this.remediator.request(req),
       owns: options.owns ?? (() => true),
-      processStart: clock.now(),
       stall: options.stallGuard,
     });
     this.remediator = new Remediator({
@@ -166,6 +227,7 @@ export class Controller {
       stillFailing: (req) => this.targets.stillFailing(req),
       ...(options.mayRemediate === undefined ? {} : { mayRemediate: options.mayRemediate }),
       ...(options.confirmedSince === undefined ? {} : { mayAct: options.confirmedSince }),
+      ...secondOpinionHook(options.secondOpinion, (so) => ({ confirmed: (req, since) => remediationSecondOpinion(so, { targets: this.targets, policies: this.policies, pod: (key) => this.pods.store.get(key) }, req, since) })),
       onHeld: () => options.onHeld?.('remediation'),
       evict: (pod, grace) => evictPod(client, pod, { gracePeriodSeconds: grace }),
       delete: (pod, grace) => deletePod(client, pod, { gracePeriodSeconds: grace }),
@@ -177,6 +239,14 @@ export class Controller {
   /** Caches synced: the controller has seen every policy and pod once. */
   get ready(): boolean {
     return this.pods.synced && this.#policyReflector.synced;
+  }
+
+  /** The policy of the pod's namespace that writes gate `type` (a gate change Event is folded into it when it cannot be sent). */
+  #gatePolicy(namespace: string, type: string): PolicyRef | undefined {
+    for (const e of this.policies.values()) {
+      if (e.namespace === namespace && e.policy?.spec.readiness?.conditionType === type) return { namespace: e.namespace, name: e.name, uid: e.uid };
+    }
+    return undefined;
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -202,13 +272,13 @@ export class Controller {
       for (const entry of this.policies.values()) {
         if (this.#o.writesStatus?.(entry.uid) === false) continue;
         const input = this.targets.statusInput(entry, this.pods.synced, this.remediator);
-        const local = { failing: input.failing, erroring: input.erroring, remediations: this.remediator.count(entry.key) };
+        const local = localCountsOf(input, this.remediator.count(entry.key));
         const agg = this.#o.aggregate?.(entry.key, local) ?? local;
         // Remediations since each replica started, on top of the stored total; never goes down
         // (a restarted replica's own count starts again from zero).
         const total = Math.max(this.#floor.get(entry.key) ?? 0, (entry.stored?.remediations ?? 0) + agg.remediations);
         this.#floor.set(entry.key, total);
-        this.#status.write(entry, { ...input, failing: agg.failing, erroring: agg.erroring, remediations: total });
+        this.#status.write(entry, { ...input, failing: agg.failing, erroring: agg.erroring, remediations: total, readinessPanic: clusterPanic(entry, input.readinessPanic, agg) });
       }
     }
   }
@@ -218,9 +288,30 @@ export class Controller {
     const out = new Map<string, LocalCounts>();
     for (const entry of this.policies.values()) {
       const i = this.targets.statusInput(entry, this.pods.synced, this.remediator);
-      out.set(entry.key, { failing: i.failing, erroring: i.erroring, remediations: this.remediator.count(entry.key) });
+      out.set(entry.key, localCountsOf(i, this.remediator.count(entry.key)));
     }
     return out;
+  }
+
+  /**
+   * A peer asks this replica to probe a target once (ADR 0018): answered from
+   * this replica's own caches and executors.
+   */
+  secondOpinion(req: SecondOpinionRequest, signal: AbortSignal): Promise<SecondOpinionAnswer> {
+    const { probers, stallGuard } = this.#o;
+    return answerSecondOpinion(req, { policies: this.policies, pods: () => this.pods.store.values(), probers, guard: this.#addressGuard, stall: stallGuard }, signal);
+  }
+
+  /** True is never held; a False needs the peer guard (ADR 0017), then the second opinion (ADR 0018). */
+  #mayWriteGate(c: GateCondition, since: number, ctx: WriteContext): boolean {
+    this.#heldByPeerGuard = false;
+    if (c.status === 'True') return true;
+    if (this.#o.confirmedSince?.(since) === false) {
+      this.#heldByPeerGuard = true;
+      return false;
+    }
+    const so = this.#o.secondOpinion;
+    return so === undefined || gateSecondOpinion(so, { targets: this.targets, policies: this.policies }, { condition: c, since, ctx });
   }
 
   /** Re-plans every pod, e.g. after shard membership changed: gained pods get targets, lost ones lose them. */
@@ -248,6 +339,7 @@ export class Controller {
       const capped = entry.cappedTimeouts ?? [];
       if (capped.length > 0) this.#o.observe({ type: 'policy-timeout-capped', policy: ref, capped });
     }
-    this.targets.reconcileNamespace(entry.namespace);
+    if (!statusOnly(before, entry)) this.targets.policyChanged(entry);
   }
 }
+

@@ -17,7 +17,8 @@ export type ControllerEvent =
   | { readonly type: 'probe-voided'; readonly target: TargetPlan; readonly pod: Pod; readonly note: StallNote }
   | { readonly type: 'pass-start'; readonly namespace: string; readonly policy: string; readonly lagMs: number }
   | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
-  | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly error?: unknown }
+  /** `policy`: the policy that owns the gate (its summary Event accounts for gate-change Events that could not be sent). */
+  | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly policy?: PolicyRef; readonly error?: unknown }
   | { readonly type: 'gate-repair'; readonly pod: PodRef; readonly condition: GateCondition; readonly serverStatus: string | undefined }
   | { readonly type: 'gate-skipped'; readonly target: TargetPlan; readonly pod: Pod; readonly condition: GateCondition; readonly why: 'observe' | 'ungated' | 'foreign' }
   | { readonly type: 'remediation'; readonly policy: PolicyRef; readonly pod: PodRef; readonly action: 'Evict' | 'Delete'; readonly result: RemediationResult; readonly message: string }

@@ -91,3 +91,15 @@ function limitedBy(policy: ProbePolicy, limits: RemediationLimits): string[] {
 export function invalidMessage(entry: PolicyEntry): string | null {
   return entry.policy !== undefined ? null : entry.issues.map(formatIssue).join('; ').slice(0, 1000) || 'invalid';
 }
+
+/**
+ * An update that changed nothing a plan reads (issue 18): the same object
+ * (uid) at the same generation. The API server bumps a custom resource's
+ * generation on every spec change and never on a status or metadata-only
+ * one, and a plan reads only the spec, the name and the (immutable)
+ * creation time, so outprobe's own status writes replan nothing. An object
+ * without a generation (not from an API server) is always replanned.
+ */
+export function statusOnly(before: PolicyEntry | undefined, entry: PolicyEntry): boolean {
+  return before !== undefined && before.uid === entry.uid && entry.generation > 0 && before.generation === entry.generation;
+}

@@ -44,6 +44,13 @@ export interface RemediatorDeps {
   readonly mayAct?: (since: number) => boolean;
   /** Called once per request the guard holds back. */
   readonly onHeld?: (req: RemediationRequest) => void;
+  /**
+   * The second opinion (ADR 0018): does another replica see the failure
+   * observed at `since` too? Asked only for a remediation the budget allows,
+   * in Enforce mode, right before it is sent; a refused one stays pending and
+   * is asked again on the next step. @default always
+   */
+  readonly confirmed?: (req: RemediationRequest, since: number) => boolean;
   readonly evict: (pod: DisruptionTarget, grace: number) => Promise<DisruptionResult>;
   readonly delete: (pod: DisruptionTarget, grace: number) => Promise<DisruptionResult>;
   /** Wait before retrying a PDB refusal without Retry-After. @default 5000 */
@@ -158,6 +165,7 @@ export class Remediator {
       this.#finish(p);
       return;
     }
+    if (this.#d.confirmed?.(p.req, p.requestedAt) === false) return;
     if (!this.#rate.take()) {
       this.#tell(p, { ref, pod, action }, 'rate_limited', `the installer's limit of ${this.#rate.perMinute} remediations per minute is reached (--max-remediations-per-minute): remediation of pod ${pod.name} deferred`);
       return;

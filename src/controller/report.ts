@@ -1,7 +1,7 @@
 import { probeKindTitle } from '../kernel/index.ts';
 import { panicMessage } from '../panic/index.ts';
 import { panicExitMarginPercent } from '../policy/index.ts';
-import type { EventRecorder, EventType, InvolvedObject, Logger, Metrics } from '../observability/index.ts';
+import type { EventFold, EventRecorder, EventType, InvolvedObject, Logger, Metrics } from '../observability/index.ts';
 import type { ControllerEvent, PolicyRef } from './events.ts';
 
 const podObject = (p: { readonly namespace: string; readonly name: string; readonly uid: string }): InvolvedObject => ({ kind: 'Pod', apiVersion: 'v1', namespace: p.namespace, name: p.name, uid: p.uid });
@@ -14,7 +14,7 @@ const policyObject = (p: PolicyRef): InvolvedObject => ({ kind: 'ProbePolicy', a
  * what would have happened.
  */
 type Handlers = { readonly [K in ControllerEvent['type']]: (e: Extract<ControllerEvent, { type: K }>) => void };
-type Emit = (obj: InvolvedObject, type: EventType, reason: string, message: string) => void;
+type Emit = (obj: InvolvedObject, type: EventType, reason: string, message: string, fold?: EventFold) => void;
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : JSON.stringify(error));
 
 function probeHandler(metrics: Metrics, emit: Emit): Handlers['probe'] {
@@ -33,8 +33,8 @@ function probeHandler(metrics: Metrics, emit: Emit): Handlers['probe'] {
 
 export function reporter(sinks: { readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder }): (e: ControllerEvent) => void {
   const { log, metrics, events } = sinks;
-  const emit: Emit = (obj, type, reason, message) => {
-    events.record(obj, type, reason, message);
+  const emit: Emit = (obj, type, reason, message, fold) => {
+    events.record(obj, type, reason, message, fold);
   };
   const ref = (p: { readonly namespace: string; readonly name: string }): string => `${p.namespace}/${p.name}`;
   const handlers: Handlers = {
@@ -56,7 +56,8 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     'gate-write': (e) => {
       metrics.recordGateWrite(e.result);
       if (e.result === 'written') {
-        emit(podObject(e.pod), 'Normal', 'ReadinessGateChanged', `Set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`);
+        const fold = e.policy === undefined ? undefined : { into: policyObject(e.policy), reason: 'ReadinessGateChangesFolded', what: 'gate changes' };
+        emit(podObject(e.pod), 'Normal', 'ReadinessGateChanged', `Set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`, fold);
         log.debug('gate written', { pod: ref(e.pod), conditionType: e.condition.type, status: e.condition.status, reason: e.condition.reason });
       }
       if (e.result === 'failed') log.warn('gate write failed, will retry', { pod: ref(e.pod), error: errorText(e.error) });

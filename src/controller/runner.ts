@@ -141,8 +141,17 @@ function attemptOf(target: Target, pod: Pod, deps: PassDeps, signal: AbortSignal
   return () => guardedAttempt(once, stall, timeoutMs, (note) => deps.hooks.onVoid?.(target, pod, note));
 }
 
-async function probeOnce(target: Target, pod: Pod, deps: { readonly probers: Probers; readonly guard: AddressGuard }, signal: AbortSignal): Promise<Outcome> {
-  const req = buildRequest(target.plan.probe, pod, target.plan.container, deps.guard);
+function probeOnce(target: Target, pod: Pod, deps: { readonly probers: Probers; readonly guard: AddressGuard }, signal: AbortSignal): Promise<Outcome> {
+  return probePlan(target.plan, pod, deps, signal);
+}
+
+/**
+ * One attempt of a planned probe against the pod as given, through the
+ * address guard (the pod's own IP and ports only, every redirect hop
+ * vetted). Also what a second opinion runs (ADR 0018).
+ */
+export async function probePlan(plan: TargetPlan, pod: Pod, deps: { readonly probers: Probers; readonly guard: AddressGuard }, signal: AbortSignal): Promise<Outcome> {
+  const req = buildRequest(plan.probe, pod, plan.container, deps.guard);
   switch (req.type) {
     case 'error':
       return errored(req.error);
@@ -153,6 +162,6 @@ async function probeOnce(target: Target, pod: Pod, deps: { readonly probers: Pro
     case 'grpc':
       return deps.probers.grpc(req.request, signal);
     case 'exec':
-      return deps.probers.exec === undefined ? errored('exec probes are disabled') : deps.probers.exec(pod, target.plan.container, req.command, req.timeoutMs, signal);
+      return deps.probers.exec === undefined ? errored('exec probes are disabled') : deps.probers.exec(pod, plan.container, req.command, req.timeoutMs, signal);
   }
 }

@@ -3,10 +3,11 @@ import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
 import { panicMessage } from '../panic/index.ts';
 import type { FailingPod, PanicState } from '../panic/index.ts';
+import { spreadDueAt } from '../probing/index.ts';
 import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
-import { planTargets, selects } from '../targets/index.ts';
+import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
 import type { AddressGuard, TargetPlan } from '../targets/index.ts';
 import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
@@ -16,6 +17,8 @@ import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import type { RemediationRequest, Remediator } from './remediation.ts';
 import { PanicGuard } from './panic.ts';
+import { PolicyTally } from './policy-tally.ts';
+import type { PodMark } from './policy-tally.ts';
 import type { PanicReport } from './panic.ts';
 import { newTarget, replan, runPass } from './runner.ts';
 import type { Probers, Target } from './runner.ts';
@@ -31,7 +34,12 @@ export interface TargetSetDeps {
   readonly pods: ReadonlyMap<string, Pod>;
   readonly remediate: (req: RemediationRequest) => void;
   readonly owns: (pod: Pod) => boolean;
-  readonly processStart: number;
+  /**
+   * When a newly planned target's first pass falls, given the time it could
+   * run at the earliest (ADR 0019). @default spreadDueAt: at the target's own
+   * phase in its period
+   */
+  readonly spread?: (key: string, periodMs: number, now: number) => number;
   /** Voids failed attempts that overlapped a stall of this process (ADR 0016). @default none */
   readonly stall?: StallGuard | undefined;
 }
@@ -79,6 +87,15 @@ export class TargetSet {
   readonly #d: TargetSetDeps;
   readonly #targets = new Map<string, Target>();
   readonly #byPod = new Map<string, Set<string>>();
+  /** policy key → its targets' keys. */
+  readonly #byPolicy = new Map<string, Set<string>>();
+  /** policy key → its status counts over the pods it selects, kept as they change. */
+  readonly #tallies = new Map<string, PolicyTally>();
+  /** pod key → the keys of the valid policies that select it (whose tallies hold a mark for it). */
+  readonly #podPolicies = new Map<string, Set<string>>();
+  /** pod key → its position in the informer's store (a Map: insertion order, kept on update). */
+  readonly #seq = new Map<string, number>();
+  #nextSeq = 0;
   readonly #planIssues = new Map<string, Map<string, string>>();
   /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
   readonly #conflicts = new Map<string, Map<string, string>>();
@@ -97,9 +114,25 @@ export class TargetSet {
     return this.#targets.values();
   }
 
+  /** A target by key (`policy/podUid/container/kind`). */
+  get(key: string): Target | undefined {
+    return this.#targets.get(key);
+  }
+
+  /** The readiness target of this replica that writes condition `type` on the pod, if any. */
+  readinessTarget(uid: string, type: string): Target | undefined {
+    for (const key of this.#byPod.get(uid) ?? []) {
+      const t = this.#targets.get(key);
+      if (t !== undefined && t.plan.kind === 'readiness' && t.plan.conditionType === type) return t;
+    }
+    return undefined;
+  }
+
   onPod(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod, old: Pod | undefined): void {
     if (type === 'DELETED') {
       this.#dropPod(pod.uid);
+      this.#unmark(podKeyOf(pod));
+      this.#seq.delete(podKeyOf(pod));
       return;
     }
     if (old !== undefined && old.uid !== pod.uid) this.#dropPod(old.uid);
@@ -107,27 +140,41 @@ export class TargetSet {
     this.reconcilePod(pod, old);
   }
 
-  /** Re-plans every pod of a namespace (a policy there changed). */
-  reconcileNamespace(namespace: string): void {
-    for (const pod of this.#d.pods.values()) if (pod.namespace === namespace) this.reconcilePod(pod, undefined);
+  /**
+   * A policy was created or its spec changed (not a status-only update):
+   * re-plans the pods it selects now or selected before, and no other.
+   */
+  policyChanged(entry: PolicyEntry): void {
+    const affected = new Set<string>(this.#tallies.get(entry.key)?.podKeys());
+    const policy = entry.policy;
+    if (policy !== undefined) for (const [key, pod] of this.#d.pods) if (selects(policy, pod)) affected.add(key);
+    this.#replan(affected);
+  }
+
+  #replan(podKeys: ReadonlySet<string>): void {
+    for (const key of podKeys) {
+      const pod = this.#d.pods.get(key);
+      if (pod !== undefined) this.reconcilePod(pod, undefined);
+    }
   }
 
   reconcilePod(pod: Pod, old: Pod | undefined): void {
     const owned = this.#d.owns(pod);
     // A pod this replica lost: no write of its own may still be retried or repaired.
     if (!owned) this.#d.gates.forget(pod.uid);
-    const { wanted, issues, losers } = owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod) : emptyPlan();
+    const selecting = [...this.#d.policies.values()].filter((e) => e.policy !== undefined && selects(e.policy, pod));
+    const { wanted, issues, losers } = owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod, selecting) : emptyPlan();
     this.#setIssues(pod.uid, issues);
     this.#setConflicts(pod, losers);
     const existing = this.#byPod.get(pod.uid) ?? new Set<string>();
     for (const key of existing) if (!wanted.has(key)) this.#remove(key);
     for (const plan of wanted.values()) this.#upsert(plan, pod, old);
+    this.#mark(pod, selecting);
   }
 
   /** The targets every policy that selects the pod asks for, its plan issues, and the policies that lost a gate-type claim on it. */
-  #plan(pod: Pod): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
+  #plan(pod: Pod, selecting: readonly PolicyEntry[]): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
     const { wanted, issues } = emptyPlan();
-    const selecting = [...this.#d.policies.values()].filter((e) => e.policy !== undefined && selects(e.policy, pod));
     const losers = gateClaims(selecting, pod);
     for (const entry of selecting) {
       if (entry.policy === undefined) continue;
@@ -140,11 +187,12 @@ export class TargetSet {
   }
 
   policyRemoved(entry: PolicyEntry, policy: ProbePolicy | undefined): void {
-    for (const [key, t] of this.#targets) if (t.plan.policy === entry.key) this.#remove(key);
+    for (const key of [...(this.#byPolicy.get(entry.key) ?? [])]) this.#remove(key);
     this.#conflicts.delete(entry.key);
     this.#panic.forget(entry.key);
     // A younger policy that lost its claim on this gate type takes it over now.
-    this.reconcileNamespace(entry.namespace);
+    this.#replan(new Set(this.#tallies.get(entry.key)?.podKeys()));
+    this.#tallies.delete(entry.key);
     const type = policy?.spec.readiness?.conditionType;
     if (type === undefined || policy?.spec.mode !== 'Enforce') return;
     for (const pod of this.#d.pods.values()) {
@@ -180,53 +228,102 @@ export class TargetSet {
     return t?.state.committed === 'failure' && inst !== null && inst !== undefined && `${inst.containerId}#${inst.restartCount}` === req.instance;
   }
 
+  /** The pods the policy selects, for its remediation budget (terminating ones count as unavailable). */
   budgetPods(policyKey: string, remediating: (uid: string) => boolean): BudgetPod[] {
-    const policy = this.#d.policies.get(policyKey)?.policy;
-    if (policy === undefined) return [];
-    return [...this.#d.pods.values()]
-      .filter((pod) => selects(policy, pod))
-      .map((pod) => ({
-        uid: pod.uid,
-        // A terminating pod is unavailable until it is gone.
-        ready: pod.deletionTimestamp === undefined && kubeletReady(pod),
-        failing: this.#failing(policyKey, pod.uid),
-        remediating: remediating(pod.uid),
-      }));
+    if (this.#d.policies.get(policyKey)?.policy === undefined) return [];
+    return this.#tallies.get(policyKey)?.budgetPods(remediating) ?? [];
   }
 
+  /** The policy's status input, from counts kept as pods and targets change: O(1) in pods. */
   statusInput(entry: PolicyEntry, synced: boolean, remediator: Remediator): Omit<StatusInput, 'now'> {
     const policy = entry.policy;
     const remediations = (entry.stored?.remediations ?? 0) + remediator.count(entry.key);
     const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry), limited: entry.limited ?? [] };
     if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, planIssues: [], halted: false };
-    const pods = [...this.#d.pods.values()].filter((pod) => selects(policy, pod) && pod.deletionTimestamp === undefined);
+    const tally = this.#tallies.get(entry.key) ?? new PolicyTally();
     const gate = policy.spec.readiness?.conditionType;
-    let erroring = 0;
-    for (const t of this.#targets.values()) if (t.plan.policy === entry.key && (t.state.lastError?.consecutive ?? 0) > 0) erroring++;
-    const planIssues = pods.flatMap((p) => {
-      const m = this.#planIssues.get(p.uid)?.get(entry.key);
-      return m === undefined ? [] : [m];
-    });
     return {
       ...base,
-      ...this.#gateClaims(entry.key, policy, pods),
-      pods: pods.length,
-      ready: pods.filter((p) => gateStatus(p, gate ?? 'Ready') === 'True').length,
-      failing: pods.filter((p) => this.#failing(entry.key, p.uid)).length,
-      ungated: gate === undefined ? 0 : pods.filter((p) => !p.readinessGates.includes(gate)).length,
-      erroring,
-      planIssues,
+      // The pods where this policy lost its gate type to an older policy, and the gated pods whose condition another writer set.
+      conflicts: [...(this.#conflicts.get(entry.key)?.values() ?? [])],
+      foreign: gate === undefined || policy.spec.mode !== 'Enforce' ? 0 : tally.foreign,
+      pods: tally.pods,
+      ready: tally.ready,
+      failing: tally.failing,
+      ungated: gate === undefined ? 0 : tally.ungated,
+      erroring: tally.erroring.size,
+      planIssues: tally.planIssues(),
       halted: remediator.halted(entry.key),
       readinessPanic: this.#panic.report(entry.key),
     };
   }
 
-  /** The pods where this policy lost its gate type to an older policy, and the gated pods whose condition another writer set. */
-  #gateClaims(key: string, policy: ProbePolicy, pods: readonly Pod[]): { conflicts: string[]; foreign: number } {
-    const gate = policy.spec.readiness?.conditionType;
-    const conflicts = [...(this.#conflicts.get(key)?.values() ?? [])];
-    const foreign = gate === undefined || policy.spec.mode !== 'Enforce' ? 0 : pods.filter((p) => p.readinessGates.includes(gate) && foreignGate(p, gate)).length;
-    return { conflicts, foreign };
+  #tally(policyKey: string): PolicyTally {
+    let tally = this.#tallies.get(policyKey);
+    if (tally === undefined) this.#tallies.set(policyKey, (tally = new PolicyTally()));
+    return tally;
+  }
+
+  /** The pod's marks in the tallies of the policies that select it now; out of the others'. */
+  #mark(pod: Pod, selecting: readonly PolicyEntry[]): void {
+    const podKey = podKeyOf(pod);
+    let seq = this.#seq.get(podKey);
+    if (seq === undefined) this.#seq.set(podKey, (seq = this.#nextSeq++));
+    const keys = new Set<string>();
+    for (const entry of selecting) {
+      keys.add(entry.key);
+      this.#tally(entry.key).set(podKey, this.#markOf(entry, pod, seq));
+    }
+    for (const key of this.#podPolicies.get(podKey) ?? []) if (!keys.has(key)) this.#tallies.get(key)?.delete(podKey);
+    if (keys.size === 0) this.#podPolicies.delete(podKey);
+    else this.#podPolicies.set(podKey, keys);
+  }
+
+  #unmark(podKey: string): void {
+    for (const key of this.#podPolicies.get(podKey) ?? []) this.#tallies.get(key)?.delete(podKey);
+    this.#podPolicies.delete(podKey);
+  }
+
+  #markOf(entry: PolicyEntry, pod: Pod, seq: number): PodMark {
+    const gate = entry.policy?.spec.readiness?.conditionType;
+    const counted = pod.deletionTimestamp === undefined;
+    return {
+      uid: pod.uid,
+      seq,
+      counted,
+      ready: gateStatus(pod, gate ?? 'Ready') === 'True',
+      available: counted && kubeletReady(pod),
+      ungated: gate !== undefined && !pod.readinessGates.includes(gate),
+      foreign: gate !== undefined && entry.policy?.spec.mode === 'Enforce' && pod.readinessGates.includes(gate) && foreignGate(pod, gate),
+      failing: this.#failing(entry.key, pod.uid),
+      gated: this.#gated(entry, pod, counted),
+      issue: this.#planIssues.get(pod.uid)?.get(entry.key),
+    };
+  }
+
+  /** What `#gatedTargets` walks for, for one pod (its targets exist only while this replica owns it). */
+  #gated(entry: PolicyEntry, pod: Pod, counted: boolean): boolean {
+    const type = entry.policy?.spec.mode === 'Enforce' ? entry.policy.spec.readiness?.conditionType : undefined;
+    if (type === undefined || !counted || !pod.readinessGates.includes(type) || foreignGate(pod, type)) return false;
+    for (const key of this.#byPod.get(pod.uid) ?? []) {
+      const t = this.#targets.get(key);
+      if (t !== undefined && t.plan.policy === entry.key && t.plan.kind === 'readiness' && t.plan.conditionType === type) return true;
+    }
+    return false;
+  }
+
+  /** A target's state changed (or it went away): its policy's counts follow. */
+  #touch(plan: TargetPlan): void {
+    const tally = this.#tallies.get(plan.policy);
+    if (tally === undefined) return;
+    noteTarget(tally, plan.key, this.#targets.get(plan.key));
+    const mark = tally.get(plan.podKey);
+    const entry = this.#d.policies.get(plan.policy);
+    const pod = this.#d.pods.get(plan.podKey);
+    if (mark === undefined || mark.uid !== plan.podUid || entry === undefined || pod === undefined || pod.uid !== plan.podUid) return;
+    const failing = this.#failing(plan.policy, plan.podUid);
+    const gated = this.#gated(entry, pod, mark.counted);
+    if (failing !== mark.failing || gated !== mark.gated) tally.set(plan.podKey, { ...mark, failing, gated });
   }
 
   #failing(policyKey: string, uid: string): boolean {
@@ -270,11 +367,15 @@ export class TargetSet {
       let keys = this.#byPod.get(plan.podUid);
       if (keys === undefined) this.#byPod.set(plan.podUid, (keys = new Set()));
       keys.add(plan.key);
+      let ofPolicy = this.#byPolicy.get(plan.policy);
+      if (ofPolicy === undefined) this.#byPolicy.set(plan.policy, (ofPolicy = new Set()));
+      ofPolicy.add(plan.key);
       this.#schedule(target, pod);
       return;
     }
-    if (JSON.stringify(existing.plan.probe) !== JSON.stringify(plan.probe) || existing.plan.conditionType !== plan.conditionType) {
+    if (!samePlannedProbe(existing.plan, plan)) {
       replan(existing, plan);
+      this.#touch(plan);
       this.#schedule(existing, pod);
     } else if (old !== undefined && containerSignature(old, plan.container) !== containerSignature(pod, plan.container)) {
       // A new instance or a change of started/running: a pass now, as the
@@ -286,16 +387,24 @@ export class TargetSet {
     }
   }
 
+  /**
+   * Hands the target to the scheduler. A pass asked for (`at`) and the first
+   * probe of a container still in its initial delay run exactly then (§3.10);
+   * any other first pass (the container was running when the target was
+   * planned: process start, a policy created or edited, a pod newly selected
+   * or gained in a handover) falls at the target's own phase in its period
+   * (ADR 0019), so targets planned together never probe together.
+   */
   #schedule(target: Target, pod: Pod, at?: number): void {
     const { clock, scheduler } = this.#d;
+    const now = clock.now();
     const periodMs = target.plan.probe.periodSeconds * 1000;
     const startedAt = pod.containerStatuses.find((c) => c.name === target.plan.container)?.startedAt;
-    const firstDueAt = at ?? (startedAt === undefined ? clock.now() : startedAt + target.plan.probe.initialDelaySeconds * 1000);
+    const firstDueAt = at ?? (startedAt === undefined ? now : startedAt + target.plan.probe.initialDelaySeconds * 1000);
     scheduler.upsert({
       key: target.plan.key,
       periodMs,
-      firstDueAt,
-      jitter: at === undefined && clock.now() - this.#d.processStart < periodMs && firstDueAt <= clock.now(),
+      firstDueAt: at !== undefined || firstDueAt > now ? firstDueAt : (this.#d.spread ?? spreadDueAt)(target.plan.key, periodMs, now),
       share: { namespace: pod.namespace, policy: target.plan.policy },
       run: (signal) => this.#pass(target, signal),
     });
@@ -331,6 +440,7 @@ export class TargetSet {
       },
       signal,
     );
+    if (this.#targets.get(target.plan.key) === target) this.#touch(target.plan);
     if (!signal.aborted && target.plan.kind === 'readiness') this.#repairGate(target);
     return result;
   }
@@ -365,6 +475,8 @@ export class TargetSet {
   }
 
   #onTransition(target: Target, pod: Pod, transition: Transition): void {
+    // Counts first: a remediation request asks the budget at once.
+    this.#touch(target.plan);
     const observe = this.#observeMode(target);
     this.#d.observe({ type: 'transition', target: target.plan, pod, transition, observe });
     if (target.plan.kind === 'readiness') {
@@ -409,16 +521,20 @@ export class TargetSet {
     // even if the informer showed nothing when the target was created and
     // another writer's condition has arrived since.
     if (transition.cause === 'initial' && (transition.from === null || gateStatus(pod, type) === undefined)) return;
-    if (observe || !pod.readinessGates.includes(type) || foreignGate(pod, type)) {
-      const why = observe ? 'observe' : !pod.readinessGates.includes(type) ? 'ungated' : 'foreign';
+    const why = observe ? 'observe' : !pod.readinessGates.includes(type) ? 'ungated' : foreignGate(pod, type) ? 'foreign' : null;
+    if (why !== null) {
       this.#d.observe({ type: 'gate-skipped', target: target.plan, pod, condition, why });
       return;
     }
     const probeFailure = transition.to === 'failure' && transition.cause === 'probe';
+    const wasFailing = target.failure !== null;
     target.failure = probeFailure ? { since: transition.at, condition } : null;
     // A probe failure goes through the panic threshold, which writes it or keeps the pod True.
     if (!probeFailure) this.#d.gates.desire(podRef(pod), condition, gateStatus(pod, type));
-    this.applyPanic(target.plan.policy);
+    // The threshold counts confirmed failures only: a transition that neither leaves nor joins
+    // them (a new pod turning ready) changes nothing it decides, and deciding costs a walk over
+    // the policy's gated pods (issue 18); panicStep decides again every step all the same.
+    if (joinsOrLeavesFailing(target, wasFailing)) this.applyPanic(target.plan.policy);
   }
 
   /** Every policy's panic threshold decided again (pods came, went or changed owner). */
@@ -453,11 +569,18 @@ export class TargetSet {
       this.#panic.forget(policyKey);
       return;
     }
+    const ref = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
+    const tally = this.#tallies.get(policyKey);
+    if (tally !== undefined && tally.readinessFailing.size === 0) {
+      // No readiness target of the policy confirms a failure: nothing to hold or write, and the
+      // decision needs only the gated count, kept as pods and targets change (issue 18).
+      this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: tally.gated, failing: [] });
+      return;
+    }
     const gated = this.#gatedTargets(policyKey, readiness.conditionType);
     const failing = gated.filter(({ target }) => confirmedResult(target.state) === 'failure');
     const now = this.#d.clock.now();
     const pods: FailingPod[] = failing.map(({ target, pod }) => ({ uid: pod.uid, since: this.#failingSince(target, pod, now) }));
-    const ref = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
     const state = this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: gated.length, failing: pods });
     for (const { target, pod } of failing) this.#writePanic(target, pod, state);
   }
@@ -465,8 +588,9 @@ export class TargetSet {
   /** Readiness targets of the policy on pods that list its gate, whose gate this replica writes. */
   #gatedTargets(policyKey: string, type: string): { readonly target: Target; readonly pod: Pod }[] {
     const out: { target: Target; pod: Pod }[] = [];
-    for (const target of this.#targets.values()) {
-      if (target.plan.policy !== policyKey || target.plan.kind !== 'readiness') continue;
+    for (const key of this.#byPolicy.get(policyKey) ?? []) {
+      const target = this.#targets.get(key);
+      if (target === undefined || target.plan.kind !== 'readiness') continue;
       const pod = this.#d.pods.get(target.plan.podKey);
       if (pod === undefined || pod.deletionTimestamp !== undefined || !this.#writesHere(target, pod, type)) continue;
       out.push({ target, pod });
@@ -510,19 +634,46 @@ export class TargetSet {
     if (t === undefined) return;
     this.#targets.delete(key);
     this.#byPod.get(t.plan.podUid)?.delete(key);
+    this.#unindex(t.plan);
     this.#d.scheduler.remove(key);
+    this.#touch(t.plan);
+  }
+
+  #unindex(plan: TargetPlan): void {
+    const ofPolicy = this.#byPolicy.get(plan.policy);
+    ofPolicy?.delete(plan.key);
+    if (ofPolicy?.size === 0) this.#byPolicy.delete(plan.policy);
   }
 
   #dropPod(uid: string): void {
     for (const key of this.#byPod.get(uid) ?? []) {
+      const t = this.#targets.get(key);
       this.#targets.delete(key);
       this.#d.scheduler.remove(key);
+      if (t !== undefined) {
+        this.#unindex(t.plan);
+        this.#tallies.get(t.plan.policy)?.erroring.delete(key);
+        this.#tallies.get(t.plan.policy)?.readinessFailing.delete(key);
+      }
     }
     this.#byPod.delete(uid);
     this.#planIssues.delete(uid);
     for (const [policy, byPod] of this.#conflicts) if (byPod.delete(uid) && byPod.size === 0) this.#conflicts.delete(policy);
     this.#d.gates.forget(uid);
   }
+}
+
+/** Whether the panic threshold's candidates change with this transition (it was, or is now, a confirmed failure). */
+function joinsOrLeavesFailing(target: Target, wasFailing: boolean): boolean {
+  return wasFailing || confirmedResult(target.state) === 'failure';
+}
+
+/** The target's place in its policy's sets of erroring and confirmed-failing targets (`undefined`: it is gone). */
+function noteTarget(tally: PolicyTally, key: string, t: Target | undefined): void {
+  if (t !== undefined && (t.state.lastError?.consecutive ?? 0) > 0) tally.erroring.add(key);
+  else tally.erroring.delete(key);
+  if (t !== undefined && t.plan.kind === 'readiness' && confirmedResult(t.state) === 'failure') tally.readinessFailing.add(key);
+  else tally.readinessFailing.delete(key);
 }
 
 /**

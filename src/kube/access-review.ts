@@ -97,3 +97,22 @@ export async function reviewBearerToken(client: KubeClient, token: string, nonRe
   const access = await reviewNonResourceAccess(client, who.user, nonResource, signal);
   return access.allowed ? 'allowed' : 'forbidden';
 }
+
+/**
+ * Who this client is to the API server: a SelfSubjectReview
+ * (`authentication.k8s.io/v1`, allowed to every authenticated user), which
+ * works for tokens and client certificates alike. Throws KubeApiError when
+ * the review fails.
+ */
+export async function reviewSelf(client: KubeClient, signal?: AbortSignal): Promise<string> {
+  const review = await client.request<{ readonly status?: { readonly userInfo?: { readonly username?: string } } }>({
+    method: 'POST',
+    path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    retry: true,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  const name = review.status?.userInfo?.username;
+  if (name === undefined || name === '') throw new Error('SelfSubjectReview returned no username');
+  return name;
+}

@@ -25,6 +25,12 @@ export interface RequestOptions {
    * writes decide: a retried eviction must re-check its preconditions).
    */
   readonly retry?: boolean;
+  /**
+   * With `retry`: whether a 429 or 503 is retried here too. False hands it to
+   * the caller at once (the gate-write queue backs off for all its writes,
+   * ADR 0022). @default true
+   */
+  readonly retryThrottled?: boolean;
 }
 
 /** One finished API call, for metrics (verb, resource kind, HTTP status or 0). */
@@ -47,17 +53,58 @@ export interface KubeClientOptions {
   readonly maxAttempts?: number;
   readonly onRequest?: (record: RequestRecord) => void;
   readonly userAgent?: string;
+  /**
+   * Speak HTTP/2 to the API server when it offers it (as client-go does):
+   * every request of this client is a stream on a few shared connections.
+   * false: HTTP/1.1, one connection per concurrent request, at most
+   * `connections`. Watches always have an HTTP/1.1 connection each.
+   * @default true
+   */
+  readonly http2?: boolean;
+  /**
+   * Connections for requests (not watches) to the API server at most. Over
+   * HTTP/2 each carries up to `maxConcurrentStreams` requests before the
+   * next is opened; over HTTP/1.1 requests beyond it wait for a free
+   * connection. @default 4 with HTTP/2, 64 with HTTP/1.1
+   */
+  readonly connections?: number;
+  /** HTTP/2 streams per connection (the server's SETTINGS may lower it). @default 250 */
+  readonly maxConcurrentStreams?: number;
+}
+
+/** What a client derived with `withRateLimit` changes: its own token bucket (and user agent), same connections. */
+export interface RateBudget {
+  readonly qps: number;
+  readonly burst?: number;
+  readonly userAgent?: string;
 }
 
 /**
  * The only place that talks HTTP to the API server: JSON over one undici
- * Agent (keep-alive, HTTP/1.1) carrying the kubeconfig's TLS material, one
- * token bucket for every call, typed errors, retries for idempotent calls,
- * and line-delimited watch streams.
+ * Agent (HTTP/2 when the server offers it, a bounded pool of keep-alive
+ * connections; watches on HTTP/1.1 connections of their own) carrying the
+ * kubeconfig's TLS material, one token bucket for
+ * every call, typed errors, retries for idempotent calls, and line-delimited
+ * watch streams. `withRateLimit` derives a client with its own token bucket
+ * on the same connections (Events have their own budget, as the kubelet's
+ * --event-qps).
  */
 export class KubeClient {
   readonly connection: KubeConnection;
+  readonly #options: KubeClientOptions;
   readonly #agent: Agent;
+  /** Whether close() closes the Agent (false for a client derived with withRateLimit). */
+  readonly #ownsAgent: boolean;
+  /**
+   * HTTP/1.1 connections for watches, one each (shared with derived
+   * clients), made on first use: over undici 8.12's HTTP/2 a watch stream
+   * that the consumer paused (event loop busy) could stay stalled for good
+   * while the session carried on (ADR 0020). Watches are few (one per
+   * resource and namespace), so this stays bounded.
+   */
+  readonly #watchAgent: { agent: Agent | undefined };
+  /** HTTP/1.1 connections for WebSocket upgrades (exec), made on first use. */
+  #upgradeAgent: Agent | undefined;
   readonly #limiter: TokenBucket;
   readonly #clock: Clock;
   readonly #random: Random;
@@ -65,8 +112,9 @@ export class KubeClient {
   readonly #onRequest: (record: RequestRecord) => void;
   readonly #userAgent: string;
 
-  constructor(options: KubeClientOptions) {
+  constructor(options: KubeClientOptions, shareConnectionsOf?: KubeClient) {
     const c = options.connection;
+    this.#options = options;
     this.connection = c;
     this.#clock = options.clock;
     this.#random = options.random;
@@ -74,25 +122,31 @@ export class KubeClient {
     this.#onRequest = options.onRequest ?? (() => undefined);
     this.#userAgent = options.userAgent ?? 'outprobe';
     this.#limiter = new TokenBucket({ clock: options.clock, qps: options.qps ?? 50, burst: options.burst ?? 100 });
-    this.#agent = new Agent({
-      allowH2: false,
-      keepAliveTimeout: 30_000,
-      connect: {
-        ...(c.ca === undefined ? {} : { ca: c.ca }),
-        ...(c.cert === undefined ? {} : { cert: c.cert }),
-        ...(c.key === undefined ? {} : { key: c.key }),
-        rejectUnauthorized: !c.insecureSkipTlsVerify,
-      },
-    });
+    this.#ownsAgent = shareConnectionsOf === undefined;
+    this.#agent = shareConnectionsOf === undefined ? apiAgent(c, options) : shareConnectionsOf.#agent;
+    this.#watchAgent = shareConnectionsOf === undefined ? { agent: undefined } : shareConnectionsOf.#watchAgent;
+  }
+
+  /** A client with its own token bucket (and user agent) on this client's connections; closing it leaves them open. */
+  withRateLimit(budget: RateBudget): KubeClient {
+    return new KubeClient({ ...this.#options, qps: budget.qps, burst: budget.burst ?? budget.qps * 2, userAgent: budget.userAgent ?? this.#userAgent }, this);
   }
 
   async close(): Promise<void> {
+    await this.#upgradeAgent?.close();
+    if (!this.#ownsAgent) return;
     await this.#agent.close();
+    await this.#watchAgent.agent?.close();
   }
 
-  /** The connection pool carrying this client's TLS material (for the exec WebSocket). */
+  /**
+   * HTTP/1.1 connections with this client's TLS material, for the exec
+   * WebSocket: an upgrade needs HTTP/1.1 (the API server does not offer
+   * WebSockets over HTTP/2), so these never negotiate h2.
+   */
   get dispatcher(): Dispatcher {
-    return this.#agent;
+    this.#upgradeAgent ??= apiAgent(this.connection, { http2: false });
+    return this.#upgradeAgent;
   }
 
   /** A JSON call; throws KubeApiError on failure. */
@@ -103,6 +157,7 @@ export class KubeClient {
         return await this.#once<T>(options);
       } catch (err: unknown) {
         if (!(err instanceof KubeApiError) || !err.retryable || !retry || attempt + 1 >= this.#maxAttempts || options.signal?.aborted === true) throw err;
+        if (options.retryThrottled === false && (err.code === 'TooManyRequests' || err.code === 'Unavailable')) throw err;
         const delay = Math.max(err.retryAfterMs ?? 0, backoffDelay(attempt, this.#random, 200, 10_000));
         await this.#clock.sleepUntil(this.#clock.now() + delay, options.signal);
       }
@@ -117,7 +172,8 @@ export class KubeClient {
   async *stream(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator {
     await this.#limiter.acquire(signal);
     const started = this.#clock.now();
-    const response = await this.#dispatch({ method: 'GET', path, query, signal });
+    this.#watchAgent.agent ??= apiAgent(this.connection, { http2: false, connections: 0 });
+    const response = await this.#dispatch({ method: 'GET', path, query, signal }, this.#watchAgent.agent);
     this.#record('WATCH', path, response.statusCode, started);
     if (response.statusCode >= 400) throw await toError(response);
     let pending = '';
@@ -157,7 +213,7 @@ export class KubeClient {
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
-  #dispatch(options: RequestOptions): Promise<Dispatcher.ResponseData> {
+  #dispatch(options: RequestOptions, agent: Agent = this.#agent): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
     const token = this.connection.token?.();
     if (token !== undefined && token !== '') headers['authorization'] = `Bearer ${token}`;
@@ -166,7 +222,7 @@ export class KubeClient {
       body = JSON.stringify(options.body);
       headers['content-type'] = options.patch === undefined ? 'application/json' : patchContentType[options.patch];
     }
-    return this.#agent.request({
+    return agent.request({
       origin: this.connection.server,
       path: withQuery(options.path, options.query),
       method: options.method,
@@ -181,6 +237,25 @@ export class KubeClient {
   #record(verb: string, path: string, status: number, started: number): void {
     this.#onRequest({ verb, resource: resourceOf(path), status, durationMs: this.#clock.now() - started });
   }
+}
+
+/** The Agent every request and watch of a client (and its derived clients) goes through. */
+function apiAgent(c: KubeConnection, options: Pick<KubeClientOptions, 'http2' | 'connections' | 'maxConcurrentStreams'>): Agent {
+  const http2 = options.http2 ?? true;
+  return new Agent({
+    allowH2: http2,
+    // 0: unbounded (undici's null), for the watch Agent whose connections are bounded by the number of watches.
+    connections: options.connections === 0 ? null : (options.connections ?? (http2 ? 4 : 64)),
+    maxConcurrentStreams: options.maxConcurrentStreams ?? 250,
+    // Idle connections stay 30 s (undici's default is 4 s), so a quiet spell does not cost a new TLS handshake.
+    keepAliveTimeout: 30_000,
+    connect: {
+      ...(c.ca === undefined ? {} : { ca: c.ca }),
+      ...(c.cert === undefined ? {} : { cert: c.cert }),
+      ...(c.key === undefined ? {} : { key: c.key }),
+      rejectUnauthorized: !c.insecureSkipTlsVerify,
+    },
+  });
 }
 
 function withQuery(path: string, query: RequestOptions['query']): string {
@@ -216,9 +291,15 @@ async function toError(response: Dispatcher.ResponseData): Promise<KubeApiError>
     reason: status.reason ?? '',
     message: status.message ?? (text.slice(0, 500) || `HTTP ${response.statusCode}`),
     causes: statusCauses(status.details),
+    priorityLevelUid: headerText(response.headers['x-kubernetes-pf-prioritylevel-uid']),
+    flowSchemaUid: headerText(response.headers['x-kubernetes-pf-flowschema-uid']),
     ...(() => {
       const ms = parseRetryAfter(response.headers['retry-after']);
       return ms === undefined ? {} : { retryAfterMs: ms };
     })(),
   });
+}
+
+function headerText(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
 }

@@ -47,6 +47,10 @@ export class KubeApiError extends Error {
   readonly retryAfterMs: number | undefined;
   /** The Status object's `details.causes` (field errors of a 422), `[]` when none. */
   readonly causes: readonly StatusCause[];
+  /** API Priority and Fairness: the `X-Kubernetes-PF-PriorityLevel-UID` response header (`''` when absent). */
+  readonly priorityLevelUid: string;
+  /** The `X-Kubernetes-PF-FlowSchema-UID` response header (`''` when absent). */
+  readonly flowSchemaUid: string;
 
   constructor(init: {
     code: KubeErrorCode;
@@ -55,6 +59,8 @@ export class KubeApiError extends Error {
     message: string;
     retryAfterMs?: number;
     causes?: readonly StatusCause[];
+    priorityLevelUid?: string;
+    flowSchemaUid?: string;
     cause?: unknown;
   }) {
     super(init.message, { cause: init.cause });
@@ -63,6 +69,8 @@ export class KubeApiError extends Error {
     this.reason = init.reason;
     this.retryAfterMs = init.retryAfterMs;
     this.causes = init.causes ?? [];
+    this.priorityLevelUid = init.priorityLevelUid ?? '';
+    this.flowSchemaUid = init.flowSchemaUid ?? '';
   }
 
   get retryable(): boolean {

@@ -3,7 +3,7 @@
  * (connection config, one rate-limited client, typed errors, reflectors).
  */
 export { KubeClient, resourceOf } from './client.ts';
-export type { KubeClientOptions, PatchType, RequestOptions, RequestRecord } from './client.ts';
+export type { KubeClientOptions, PatchType, RateBudget, RequestOptions, RequestRecord } from './client.ts';
 export { fromKubeconfig, inCluster, loadConnection } from './config.ts';
 export type { KubeConnection } from './config.ts';
 export { KubeApiError, codeForStatus, isKubeError, kubeErrorCodes, parseRetryAfter, statusCauses } from './errors.ts';
@@ -12,8 +12,9 @@ export { TokenBucket, backoffDelay } from './rate-limiter.ts';
 export { Reflector, keyOf } from './reflector.ts';
 export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType } from './reflector.ts';
 export { projectPod } from './pod.ts';
+export { compareResourceVersions } from './resource-version.ts';
 export type { Pod, PodCondition, PodContainer, PodContainerStatus, PodPort } from './pod.ts';
-export { reviewBearerToken, reviewNonResourceAccess, reviewToken } from './access-review.ts';
+export { reviewBearerToken, reviewNonResourceAccess, reviewSelf, reviewToken } from './access-review.ts';
 export type { AccessReviewResult, AccessVerdict, ReviewedUser, TokenReviewResult } from './access-review.ts';
 export { ReflectorSet } from './reflector-set.ts';
 export type { ReflectorSetOptions } from './reflector-set.ts';

@@ -8,13 +8,17 @@ export { boundFields, createLogger, logLevels, silentLogger } from './logger.ts'
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.ts';
 export { Metrics } from './metrics.ts';
 export type {
-  EventResultLabel, GateWriteResult, MetricsOptions, ProbeHandlerLabel, ProbeResultLabel,
+  EventDropCause, EventResultLabel, GateWriteResult, MetricsOptions, ProbeHandlerLabel, ProbeResultLabel,
   RemediationAction, RemediationResultLabel, TransitionToLabel,
 } from './metrics.ts';
 export { startObservabilityServer } from './server.ts';
 export type { MetricsSource, ObservabilityServer, ObservabilityServerOptions, ReadinessCheck } from './server.ts';
 export { EventRecorder, eventBody, eventName, eventReportingComponent, eventSourceComponent, rfc3339, truncateMessage } from './events.ts';
-export type { EventApi, EventRecorderOptions, EventType, InvolvedObject } from './events.ts';
+export type { EventApi, EventMetrics, EventRecorderOptions, EventType, InvolvedObject } from './events.ts';
+export { EventAggregator, combinedPrefix, defaultAggregatorConfig } from './event-aggregator.ts';
+export type { Aggregated, AggregatorConfig, SimilarEvent } from './event-aggregator.ts';
+export { FoldLedger, foldMessage } from './event-fold.ts';
+export type { EventFold, FoldSummary } from './event-fold.ts';
 export { EventCorrelator, correlationKey, decideEvent, defaultCorrelatorConfig, refill } from './event-correlator.ts';
 export type { Correlation, CorrelatorConfig, EventDecision, SeenEvent, SpamBucket } from './event-correlator.ts';
 export { MetricsAuth, bearerToken } from './metrics-auth.ts';

@@ -14,7 +14,9 @@ export type RemediationAction = 'Evict' | 'Delete';
 export type RemediationResultLabel =
   | 'evicted' | 'deleted' | 'skipped_budget' | 'rate_limited' | 'halted' | 'conflict' | 'not_found' | 'pdb_blocked' | 'observe' | 'failed';
 /** What became of one `EventRecorder.record()` call. */
-export type EventResultLabel = 'created' | 'bumped' | 'dropped_spam' | 'dropped_queue' | 'failed';
+export type EventResultLabel = 'created' | 'bumped' | 'failed';
+/** Why an Event was not written: its write queue was full, the per-object rate cap, the write failed, or it was still queued at shutdown. */
+export type EventDropCause = 'queue_full' | 'rate_limited' | 'failed' | 'shutdown';
 
 export interface MetricsOptions {
   /** Also collect prom-client's default process and Node.js metrics into this registry. @default true */
@@ -29,7 +31,7 @@ const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
  * 1 ms to 30 s of event-loop delay, with an edge at 0.5 s (the default
  * --stall-bound) so `le="0.5"` separates the delays the stall guard acts on.
  */
-const loopDelayBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const loopDelayBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const lagBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /**
@@ -57,6 +59,10 @@ export class Metrics {
   readonly #apiDuration: Histogram<'verb' | 'resource'>;
   readonly #gateWrites: Counter<'result'>;
   readonly #gateRepairs: Counter;
+  readonly #gateWriteThrottled: Counter;
+  readonly #gateWriteQueue: Gauge;
+  readonly #gateWriteLimit: Gauge;
+  readonly #gateWriteInflight: Gauge;
   readonly #remediations: Counter<'policy' | 'action' | 'result'>;
   readonly #transitions: Counter<'policy' | 'kind' | 'to'>;
   readonly #probeErrors: Gauge<'policy'>;
@@ -64,11 +70,17 @@ export class Metrics {
   readonly #readinessPanic: Gauge<'namespace' | 'policy'>;
   readonly #unreadyHeld: Gauge<'namespace' | 'policy' | 'state'>;
   readonly #events: Counter<'result'>;
+  readonly #eventsDropped: Counter<'reason' | 'cause'>;
+  readonly #eventsFolded: Counter<'reason'>;
+  readonly #webhookReviews: Counter<'result'>;
+  readonly #webhookDuration: Histogram;
   readonly #skippedObjects: Counter<'resource'>;
   readonly #impaired: Gauge;
   readonly #impairments: Counter<'reason'>;
   readonly #peers: Gauge<'state'>;
   readonly #guardHeld: Counter<'action'>;
+  readonly #secondOpinions: Counter<'result'>;
+  readonly #secondOpinionDuration: Histogram<'result'>;
   /** policy → (series key → remover), for forgetPolicy. */
   readonly #policySeries = new Map<string, Map<string, () => void>>();
 
@@ -107,6 +119,15 @@ export class Metrics {
     this.#apiDuration = new Histogram({ name: `${prefix}api_request_duration_seconds`, help: 'Kubernetes API request latency.', labelNames: ['verb', 'resource'], buckets: latencyBuckets, registers });
     this.#gateWrites = new Counter({ name: `${prefix}gate_writes_total`, help: 'Readiness-gate condition writes by result.', labelNames: ['result'], registers });
     this.#gateRepairs = new Counter({ name: `${prefix}gate_repairs_total`, help: 'Confirmed gate conditions written again because another writer had changed them (a previous owner during handover, or a person).', registers });
+    this.#gateWriteThrottled = new Counter({
+      name: `${prefix}gate_write_throttled_total`,
+      help: 'Gate writes the API server refused with 429 or 503 (resent after its Retry-After, never dropped), by the API Priority and Fairness priority level (X-Kubernetes-PF-PriorityLevel-UID; "" when not sent).',
+      labelNames: ['priority_level_uid'],
+      registers,
+    });
+    this.#gateWriteQueue = new Gauge({ name: `${prefix}gate_write_queue`, help: 'Gate writes waiting for a slot, by urgency (false, repair, recovery, initial; sent in that order).', labelNames: ['urgency'], registers });
+    this.#gateWriteLimit = new Gauge({ name: `${prefix}gate_write_inflight_limit`, help: 'Gate writes allowed in flight now: grows while writes succeed fast, halves on 429/503, up to --gate-write-max-inflight.', registers });
+    this.#gateWriteInflight = new Gauge({ name: `${prefix}gate_write_inflight`, help: 'Gate writes in flight now.', registers });
     this.#remediations = new Counter({ name: `${prefix}remediations_total`, help: 'Liveness remediations by policy, action and result.', labelNames: ['policy', 'action', 'result'], registers });
     this.#transitions = new Counter({ name: `${prefix}transitions_total`, help: 'Committed result transitions by policy, probe kind and new value.', labelNames: ['policy', 'kind', 'to'], registers });
     this.#probeErrors = new Gauge({ name: `${prefix}probe_errors`, help: 'Targets of a policy whose last probe attempt errored (not counted as failure).', labelNames: ['policy'], registers });
@@ -128,7 +149,18 @@ export class Metrics {
     this.#impairments = new Counter({ name: `${prefix}replica_impairments_total`, help: 'Times this replica declared itself impaired, by reason (unreachable: it reached no peer while they reach each other; failing: its failing share far above its peers\').', labelNames: ['reason'], registers });
     this.#peers = new Gauge({ name: `${prefix}peers`, help: 'Live peer replicas that advertise an address (state="known") and those whose /healthz answered recently (state="reached").', labelNames: ['state'], registers });
     this.#guardHeld = new Counter({ name: `${prefix}peer_guard_held_total`, help: 'False gate writes and remediations held back because no peer check confirmed this replica\'s network since the failure (or it is impaired), by action.', labelNames: ['action'], registers });
-    this.#events = new Counter({ name: `${prefix}events_total`, help: 'Kubernetes Events recorded, aggregated into an existing one, dropped or failed.', labelNames: ['result'], registers });
+    this.#secondOpinions = new Counter({ name: `${prefix}second_opinions_total`, help: 'Second opinions asked of a peer replica before acting on a failure (ADR 0018), by result: agreed (the peer saw it fail too: the action proceeded), disagreed (the peer saw it succeed: nothing written, SecondOpinionDisagreed Event), error (no usable answer: held, asked again).', labelNames: ['result'], registers });
+    this.#secondOpinionDuration = new Histogram({ name: `${prefix}second_opinion_duration_seconds`, help: 'Time from asking a peer replica for a second opinion to its answer (the delay it adds before a first False or a remediation), by result.', labelNames: ['result'], buckets: latencyBuckets, registers });
+    this.#events = new Counter({ name: `${prefix}events_total`, help: 'Kubernetes Event writes: created, bumped (count of an existing Event raised) or failed.', labelNames: ['result'], registers });
+    this.#eventsDropped = new Counter({
+      name: `${prefix}events_dropped_total`,
+      help: 'Events not written, by Event reason and cause (queue_full: the write queue was full; rate_limited: the per-object cap; failed: the API call failed; shutdown: still queued when the controller stopped).',
+      labelNames: ['reason', 'cause'],
+      registers,
+    });
+    this.#eventsFolded = new Counter({ name: `${prefix}events_folded_total`, help: 'Dropped Events accounted in a summary Event on their policy (e.g. ReadinessGateChangesFolded), by the dropped Event\'s reason.', labelNames: ['reason'], registers });
+    this.#webhookReviews = new Counter({ name: `${prefix}webhook_reviews_total`, help: 'Pod admission reviews answered by the readiness-gate injection webhook (always allowed), by result: injected, already_gated, no_policy, excluded_namespace, not_pod_create, malformed, too_large.', labelNames: ['result'], registers });
+    this.#webhookDuration = new Histogram({ name: `${prefix}webhook_review_duration_seconds`, help: 'Time the injection webhook took to read and answer one admission review.', buckets: latencyBuckets, registers });
   }
 
   get contentType(): string {
@@ -215,6 +247,17 @@ export class Metrics {
     this.#gateRepairs.inc();
   }
 
+  recordGateWriteThrottled(priorityLevelUid: string): void {
+    this.#gateWriteThrottled.inc({ priority_level_uid: priorityLevelUid });
+  }
+
+  /** The gate-write queue's state (ADR 0022). */
+  setGateWriteQueue(s: { readonly waiting: Readonly<Record<string, number>>; readonly limit: number; readonly inflight: number }): void {
+    for (const [urgency, n] of Object.entries(s.waiting)) this.#gateWriteQueue.set({ urgency }, n);
+    this.#gateWriteLimit.set(s.limit);
+    this.#gateWriteInflight.set(s.inflight);
+  }
+
   recordGateWrite(result: GateWriteResult): void {
     this.#gateWrites.inc({ result });
   }
@@ -272,8 +315,27 @@ export class Metrics {
     this.#guardHeld.inc({ action });
   }
 
+  /** One second opinion ended (ADR 0018). */
+  recordSecondOpinion(result: 'agreed' | 'disagreed' | 'error', seconds: number): void {
+    this.#secondOpinions.inc({ result });
+    this.#secondOpinionDuration.observe({ result }, Math.max(0, seconds));
+  }
+
+  recordWebhookReview(result: string, seconds: number): void {
+    this.#webhookReviews.inc({ result });
+    this.#webhookDuration.observe(seconds);
+  }
+
   recordEvent(result: EventResultLabel): void {
     this.#events.inc({ result });
+  }
+
+  recordEventDropped(reason: string, cause: EventDropCause): void {
+    this.#eventsDropped.inc({ reason, cause });
+  }
+
+  recordEventFolded(reason: string): void {
+    this.#eventsFolded.inc({ reason });
   }
 
   /** Deletes every series labelled with `policy` (call when the policy is deleted). */

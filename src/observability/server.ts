@@ -28,6 +28,11 @@ export interface ObservabilityServerOptions {
    * `/healthz` and `/readyz` are never authenticated (the kubelet probes them).
    */
   readonly authorizeMetrics?: ((authorization: string | undefined) => Promise<AuthDecision>) | undefined;
+  /**
+   * More endpoints by exact path, each doing its own method checks and
+   * authentication (the second opinion, ADR 0018). @default none
+   */
+  readonly routes?: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>;
 }
 
 export interface ObservabilityServer {
@@ -46,7 +51,8 @@ export interface ObservabilityServer {
  */
 export async function startObservabilityServer(options: ObservabilityServerOptions): Promise<ObservabilityServer> {
   const server = createServer((req, res) => {
-    handle(options, req, res).catch(() => {
+    const route = options.routes?.get((req.url ?? '/').split('?')[0] ?? '/');
+    (route === undefined ? handle(options, req, res) : route(req, res)).catch(() => {
       send(res, 500, 'internal error\n');
     });
   });

@@ -51,6 +51,12 @@ const readinessSchema = withRules(
         `Panic threshold: outprobe never holds more than this percentage (rounded down) of the policy's gated pods (selected pods that list conditionType in spec.readinessGates) at False. When one more False would exceed it, outprobe fails open: it writes True with reason PanicFailOpen and reports ReadinessPanic in the policy's conditions, because so many failures at once more likely mean outprobe's own network or a shared dependency than bad pods (like a load balancer's panic mode). Panic ends when the failing share falls to this value minus ${panicExitMarginPercent} points. With several replicas each keeps its own share of the pods within it. 0 never writes False; 100 disables the guard.`,
         { default: policyDefaults.maxUnreadyPercent, minimum: 0, maximum: 100 },
       ),
+      injectGate: {
+        type: 'boolean',
+        default: policyDefaults.injectGate,
+        description:
+          'Gate injection: when true, outprobe\'s admission webhook adds conditionType to spec.readinessGates of every new pod this policy selects (Enforce mode only), even in a namespace without the label outprobe.io/inject-readiness-gates=enabled (with the label, every Enforce-mode policy with a readiness probe is injected). Existing pods are not changed; recreate them (e.g. roll the Deployment) to gate them. Needs the webhook installed (chart value webhook.enabled).',
+      },
     },
     { required: ['probe'] },
   ),
@@ -172,6 +178,12 @@ const specSchema = withRules(
       liveness: livenessSchema,
       startup: startupSchema,
       remediation: remediationSchema,
+      secondOpinion: {
+        type: 'boolean',
+        default: policyDefaults.secondOpinion,
+        description:
+          "Second opinion: before the first False of a pod's readiness condition and before any eviction or delete, the replica that probes the pod asks the next live replica (in the pod's rendezvous order) to probe the same target once from its own node, and acts only if that probe fails too. If it succeeds there, nothing is written and the pod gets a SecondOpinionDisagreed Warning Event; if no answer comes, the action waits (fail open). Adds about one probe timeout before the first False. Does nothing with one replica.",
+      },
     },
     { required: ['selector'] },
   ),

@@ -45,12 +45,18 @@ export const policyDefaults = {
    * outprobe (Envoy's default panic threshold, "below 50 % healthy"; ADR 0015).
    */
   maxUnreadyPercent: 50,
+  /** Ask a second replica before the first False and before any remediation (ADR 0018). */
+  secondOpinion: true,
+  /** Inject the readiness gate only in namespaces labelled for it, unless a policy asks (ADR 0021). */
+  injectGate: false,
 } as const satisfies {
   mode: PolicyMode;
   livenessAction: LivenessAction;
   maxUnavailable: number;
   haltAbovePercentFailing: number;
   maxUnreadyPercent: number;
+  secondOpinion: boolean;
+  injectGate: boolean;
 };
 
 /**

@@ -34,6 +34,7 @@ export function toProbePolicy(parsed: ParsedPolicy): ProbePolicy {
               container: readiness.container ?? null,
               probe: toProbeSpec(readiness.probe),
               maxUnreadyPercent: readiness.maxUnreadyPercent,
+              injectGate: readiness.injectGate,
             },
       liveness:
         liveness === undefined
@@ -41,6 +42,7 @@ export function toProbePolicy(parsed: ParsedPolicy): ProbePolicy {
           : { action: liveness.action, container: liveness.container ?? null, probe: toProbeSpec(liveness.probe) },
       startup: startup === undefined ? null : { container: startup.container ?? null, probe: toProbeSpec(startup.probe) },
       remediation: spec.remediation,
+      secondOpinion: spec.secondOpinion,
     },
   };
 }

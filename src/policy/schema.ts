@@ -59,6 +59,7 @@ const readinessSchema = z
     container: containerSchema.optional(),
     probe: probeSchema,
     maxUnreadyPercent: z.int().min(0).max(100).default(policyDefaults.maxUnreadyPercent),
+    injectGate: z.boolean().default(policyDefaults.injectGate),
   })
   .superRefine((block, ctx) => {
     if (block.probe.terminationGracePeriodSeconds !== undefined) {
@@ -149,6 +150,7 @@ export const specSchema = z
     liveness: livenessSchema.optional(),
     startup: startupSchema.optional(),
     remediation: remediationSchema.prefault({}),
+    secondOpinion: z.boolean().default(policyDefaults.secondOpinion),
   })
   .superRefine((spec, ctx) => {
     if (spec.readiness === undefined && spec.liveness === undefined && spec.startup === undefined) {

@@ -28,6 +28,14 @@ export interface ProbePolicySpec {
   readonly liveness: LivenessSpec | null;
   readonly startup: StartupSpec | null;
   readonly remediation: RemediationSpec;
+  /**
+   * Before the first False of a pod's gate and before any eviction or delete,
+   * the next replica in the pod's rendezvous order probes it from its own
+   * node; outprobe acts only if it fails there too (ADR 0018). Does nothing
+   * with one replica. Always set by validation; absent (hand-built
+   * policies) counts as true. @default true
+   */
+  readonly secondOpinion?: boolean;
 }
 
 export interface LabelSelector {
@@ -53,6 +61,14 @@ export interface ReadinessSpec {
    * (writes True, reason PanicFailOpen). 100 disables the guard. @default 50
    */
   readonly maxUnreadyPercent: number;
+  /**
+   * The gate-injection webhook adds conditionType to spec.readinessGates of
+   * new pods this policy selects (Enforce mode), even in namespaces without
+   * the `outprobe.io/inject-readiness-gates: enabled` label (ADR 0021).
+   * Always set by validation; absent (hand-built policies) counts as false.
+   * @default false
+   */
+  readonly injectGate?: boolean;
 }
 
 export interface LivenessSpec {

@@ -6,15 +6,32 @@ export interface PolicyCounts {
   readonly failing: number;
   readonly erroring: number;
   readonly remediations: number;
+  /** The panic threshold over this replica's share (ADR 0015); absent when it writes no gates for the policy. */
+  readonly panic?: PanicShare;
+}
+
+/** One replica's panic threshold state for a policy: its counts, and whether it fails open. */
+export interface PanicShare {
+  readonly gated: number;
+  readonly failing: number;
+  readonly held: number;
+  readonly maxUnready: number;
+  readonly panic: boolean;
 }
 
 /**
- * The counts annotation: `{"<ns>/<policy>":[failing,erroring,remediations],…}`.
- * Compact, because it rides on every renew of the replica's own Lease.
+ * The counts annotation: `{"<ns>/<policy>":[failing,erroring,remediations],…}`,
+ * followed by `gated,panicFailing,held,maxUnready,panic(0|1)` when the replica
+ * applies the policy's panic threshold. Compact, because it rides on every
+ * renew of the replica's own Lease; a reader of the three-number form (an
+ * older replica) ignores the rest.
  */
 export function encodeCounts(counts: ReadonlyMap<string, PolicyCounts>): string {
-  const out: Record<string, [number, number, number]> = {};
-  for (const [key, c] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) out[key] = [c.failing, c.erroring, c.remediations];
+  const out: Record<string, number[]> = {};
+  for (const [key, c] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const p = c.panic;
+    out[key] = p === undefined ? [c.failing, c.erroring, c.remediations] : [c.failing, c.erroring, c.remediations, p.gated, p.failing, p.held, p.maxUnready, p.panic ? 1 : 0];
+  }
   return JSON.stringify(out);
 }
 
@@ -26,8 +43,10 @@ export function decodeCounts(text: string | undefined, policyKey: string): Polic
     const all = JSON.parse(text) as Record<string, unknown>;
     const v = Object.hasOwn(all, policyKey) ? all[policyKey] : undefined;
     if (!Array.isArray(v)) return zero;
-    const n = (i: number): number => (typeof v[i] === 'number' && Number.isFinite(v[i]) ? v[i] : 0);
-    return { failing: n(0), erroring: n(1), remediations: n(2) };
+    const n = (i: number): number => (typeof v[i] === 'number' && Number.isFinite(v[i]) && v[i] >= 0 ? Math.floor(v[i]) : 0);
+    const base = { failing: n(0), erroring: n(1), remediations: n(2) };
+    if (v.length < 8) return base;
+    return { ...base, panic: { gated: n(3), failing: n(4), held: n(5), maxUnready: n(6), panic: n(7) === 1 } };
   } catch {
     return zero;
   }
@@ -46,12 +65,19 @@ export function aggregateCounts(input: {
   readonly local: PolicyCounts;
 }): PolicyCounts {
   let { failing, erroring, remediations } = input.local;
+  let panic = input.local.panic;
   for (const l of input.leases) {
     if (l.holder === input.self || !isLive(l, input.now)) continue;
     const c = decodeCounts(l.counts, input.policyKey);
     failing += c.failing;
     erroring += c.erroring;
     remediations += c.remediations;
+    if (c.panic !== undefined) panic = panic === undefined ? c.panic : addPanic(panic, c.panic);
   }
-  return { failing, erroring, remediations };
+  return panic === undefined ? { failing, erroring, remediations } : { failing, erroring, remediations, panic };
+}
+
+/** Per-replica shares add up; the policy is in panic where any replica fails open (ADR 0015). */
+function addPanic(a: PanicShare, b: PanicShare): PanicShare {
+  return { gated: a.gated + b.gated, failing: a.failing + b.failing, held: a.held + b.held, maxUnready: a.maxUnready + b.maxUnready, panic: a.panic || b.panic };
 }

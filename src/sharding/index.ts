@@ -5,11 +5,11 @@
  * (ShardMembership, LeaseWriter).
  */
 export { fnv1a64, hash64 } from './hash.ts';
-export { owner } from './rendezvous.ts';
+export { owner, ranked } from './rendezvous.ts';
 export { countsAnnotation, peerAnnotation, isLive, leaseName, liveMembers, microTime, nextExpiry, parseTime, projectLease, shardLabel } from './lease.ts';
 export type { ShardLease } from './lease.ts';
 export { aggregateCounts, decodeCounts, encodeCounts } from './counts.ts';
-export type { PolicyCounts } from './counts.ts';
+export type { PanicShare, PolicyCounts } from './counts.ts';
 export { Handover } from './handover.ts';
 export type { Gain } from './handover.ts';
 export { LeaseWriter } from './lease-writer.ts';

@@ -19,3 +19,14 @@ export function owner(members: readonly string[], key: string): string | undefin
   }
   return best;
 }
+
+/**
+ * Every member in rendezvous order for `key`: the owner first, then who
+ * would own it if the owner went away, and so on (the same hashes and tie
+ * rule as `owner`). The second opinion asks the next member in this order.
+ */
+export function ranked(members: readonly string[], key: string): string[] {
+  const scored = members.map((m) => ({ m, h: hash64(m, key) }));
+  scored.sort((a, b) => (a.h > b.h ? -1 : a.h < b.h ? 1 : a.m < b.m ? -1 : a.m > b.m ? 1 : 0));
+  return scored.map((s) => s.m);
+}

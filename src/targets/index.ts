@@ -3,7 +3,7 @@
  * the concrete request (pod IP, resolved port, vetted address).
  */
 export { AddressGuard } from './address.ts';
-export { planTargets, policyKey, selects } from './plan.ts';
+export { planTargets, policyKey, probeKeyOf, samePlannedProbe, selects } from './plan.ts';
 export type { PlanIssue, TargetPlan } from './plan.ts';
 export { resolvePort } from './port.ts';
 export type { PortResolution } from './port.ts';

@@ -85,3 +85,21 @@ export function planTargets(policy: ProbePolicy, pod: Pod): { readonly targets: 
   }
   return { targets, issues };
 }
+
+const probeKeys = new WeakMap<ProbeSpec, string>();
+
+/**
+ * A comparable key of a planned probe, computed once per probe object: every
+ * target a policy object plans shares its blocks' probe objects, so a replan
+ * of thousands of pods compares strings instead of serialising each probe.
+ */
+export function probeKeyOf(probe: ProbeSpec): string {
+  let key = probeKeys.get(probe);
+  if (key === undefined) probeKeys.set(probe, (key = JSON.stringify(probe)));
+  return key;
+}
+
+/** Whether two plans of one target probe the same way and write the same condition (else the target is replanned). */
+export function samePlannedProbe(a: TargetPlan, b: TargetPlan): boolean {
+  return a.conditionType === b.conditionType && (a.probe === b.probe || probeKeyOf(a.probe) === probeKeyOf(b.probe));
+}

@@ -12,7 +12,11 @@ import type { GateCondition, GatePatchResult, PodRef } from './gate-writer.ts';
 const podPath = (pod: PodRef): string => `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`;
 
 /** Strategic-merge patch of one condition on pods/status (merges by `type`). */
-export async function patchGateCondition(client: KubeClient, pod: PodRef, condition: GateCondition): Promise<GatePatchResult> {
+/**
+ * `throttled: 'throw'` hands a 429/503 to the caller at once (the gate-write
+ * queue, ADR 0022); other retryable errors are still retried here.
+ */
+export async function patchGateCondition(client: KubeClient, pod: PodRef, condition: GateCondition, throttled: 'retry' | 'throw' = 'retry'): Promise<GatePatchResult> {
   try {
     const updated = await client.request<{ metadata?: { resourceVersion?: string } }>({
       method: 'PATCH',
@@ -20,6 +24,7 @@ export async function patchGateCondition(client: KubeClient, pod: PodRef, condit
       patch: 'strategic',
       body: { metadata: { uid: pod.uid }, status: { conditions: [condition] } },
       retry: true,
+      retryThrottled: throttled === 'retry',
     });
     return { resourceVersion: updated.metadata?.resourceVersion ?? '' };
   } catch (err: unknown) {

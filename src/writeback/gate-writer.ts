@@ -1,4 +1,6 @@
 import type { Clock } from '../kernel/index.ts';
+import { compareResourceVersions, isKubeError } from '../kube/index.ts';
+import type { Urgency, WriteQueue } from './write-queue.ts';
 
 /** The readiness-gate condition outprobe owns on a pod (one per policy). */
 export interface GateCondition {
@@ -40,7 +42,10 @@ export interface GateWriterOptions {
   readonly onRepair?: (pod: PodRef, condition: GateCondition, serverStatus: string | undefined) => void;
   /**
    * How long after a write the informer may still show the pod as it was
-   * before it, if the write's own resourceVersion has not been seen. @default 10000
+   * before it, if the write's own resourceVersion has not been seen and
+   * resourceVersions are not comparable (with comparable ones, KEP-5504, the
+   * wait ends only when the informer shows the write's version or a newer
+   * one, however long its watch lags). @default 10000
    */
   readonly echoWaitMs?: number;
   /**
@@ -48,13 +53,33 @@ export interface GateWriterOptions {
    * `desiredAt` be sent now? Asked before every send; a refused write is held
    * (not sent, not failed) and asked again on every `sweep()`. @default always
    */
-  readonly mayWrite?: (condition: GateCondition, desiredAt: number) => boolean;
+  readonly mayWrite?: (condition: GateCondition, desiredAt: number, context: WriteContext) => boolean;
   /** Called once per desired version the guard holds back. */
   readonly onHeld?: (pod: PodRef, condition: GateCondition) => void;
+  /**
+   * Writes wait here, most urgent first, and go out as its adaptive limit
+   * allows (ADR 0022); a 429/503 is the queue's to back off and resend, not a
+   * failure. The condition sent is the one desired when the write leaves the
+   * queue. @default none: every write is sent at once
+   */
+  readonly queue?: WriteQueue;
+}
+
+/** What the write guard is told about the write besides the condition. */
+export interface WriteContext {
+  readonly pod: PodRef;
+  /**
+   * The condition's status on the pod as the informer showed it when this
+   * condition was desired: a False over a False is a repeat, not a change of
+   * readiness (the second opinion asks only about a change, ADR 0018).
+   */
+  readonly serverStatus: string | undefined;
 }
 
 interface Entry {
   pod: PodRef;
+  /** The server status `desire()` was last given with the current desired condition. */
+  serverStatus: string | undefined;
   desired: GateCondition;
   /** Bumped on every accepted change of `desired`. */
   version: number;
@@ -65,6 +90,12 @@ interface Entry {
   /** The version the server confirmed (or already had). */
   confirmed: number;
   inFlight: boolean;
+  /** The queue handle while a write of this entry waits in the queue. */
+  queued: object | undefined;
+  /** The current desire repairs a condition another writer overwrote. */
+  repairing: boolean;
+  /** A False was desired or shown on the server before: a True now is a recovery, not a first write. */
+  wasFalse: boolean;
   failedAt: number | undefined;
   /** This replica's last write, until the informer shows its resourceVersion. */
   echo: { readonly resourceVersion: string; readonly at: number } | undefined;
@@ -86,8 +117,9 @@ interface Entry {
  * a person. `desire()` called again with the same condition and a server
  * status that differs repairs that, unless the server status may predate this
  * replica's own last write: until the informer shows the resourceVersion that
- * write returned (`observe()`), or `echoWaitMs` has passed, a differing
- * status is taken as the informer lagging, not as a change.
+ * write returned or a newer one (`observe()`), a differing status is taken as
+ * the informer lagging, not as a change. Without comparable resourceVersions
+ * (KEP-5504) the wait also ends after `echoWaitMs`.
  */
 export class GateWriter {
   readonly #o: GateWriterOptions;
@@ -105,8 +137,8 @@ export class GateWriter {
     const byType = this.#entries.get(uid);
     if (byType === undefined) return;
     for (const e of byType.values()) {
-      if (e.echo?.resourceVersion === resourceVersion) e.echo = undefined;
-      if (e.inFlight && e.seenInFlight.length < 16) e.seenInFlight.push(resourceVersion);
+      if (e.echo !== undefined && atOrAfter(resourceVersion, e.echo.resourceVersion)) e.echo = undefined;
+      if (e.inFlight) e.seenInFlight[Math.min(e.seenInFlight.length, 15)] = resourceVersion; // the newest stays
     }
   }
 
@@ -121,7 +153,7 @@ export class GateWriter {
     let byType = this.#entries.get(pod.uid);
     const entry = byType?.get(condition.type);
     if (entry === undefined) {
-      const fresh: Entry = { pod, desired: condition, version: 1, desiredAt: this.#o.clock.now(), held: undefined, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, failedAt: undefined, echo: undefined, seenInFlight: [] };
+      const fresh: Entry = { pod, serverStatus, desired: condition, version: 1, desiredAt: this.#o.clock.now(), held: undefined, confirmed: serverStatus === condition.status ? 1 : 0, inFlight: false, queued: undefined, repairing: false, wasFalse: serverStatus === 'False', failedAt: undefined, echo: undefined, seenInFlight: [] };
       if (byType === undefined) this.#entries.set(pod.uid, (byType = new Map<string, Entry>()));
       byType.set(condition.type, fresh);
       this.#kick(fresh);
@@ -131,8 +163,11 @@ export class GateWriter {
       if (entry.inFlight || entry.confirmed < entry.version || serverStatus === condition.status) return;
       if (this.#awaitingEcho(entry)) return;
       this.#o.onRepair?.(pod, condition, serverStatus);
-    }
+      entry.repairing = true;
+    } else entry.repairing = false;
+    entry.wasFalse ||= entry.desired.status === 'False' || serverStatus === 'False';
     entry.pod = pod;
+    entry.serverStatus = serverStatus;
     entry.desired = condition;
     entry.desiredAt = this.#o.clock.now();
     entry.version++;
@@ -179,6 +214,8 @@ export class GateWriter {
 
   #awaitingEcho(entry: Entry): boolean {
     if (entry.echo === undefined) return false;
+    // Comparable versions: the informer has not shown the write yet, so what it shows is older.
+    if (compareResourceVersions(entry.echo.resourceVersion, entry.echo.resourceVersion) !== null) return true;
     if (this.#o.clock.now() - entry.echo.at < (this.#o.echoWaitMs ?? 10_000)) return true;
     entry.echo = undefined;
     return false;
@@ -186,10 +223,42 @@ export class GateWriter {
 
   #kick(entry: Entry): void {
     if (entry.inFlight || entry.confirmed >= entry.version) return;
-    if (this.#o.mayWrite?.(entry.desired, entry.desiredAt) === false) {
+    const queue = this.#o.queue;
+    if (queue === undefined) {
+      void this.#send(entry)?.catch(() => undefined);
+      return;
+    }
+    const urgency = urgencyOf(entry);
+    if (entry.queued !== undefined) {
+      queue.raise(entry.queued, urgency);
+      return;
+    }
+    let left = false as boolean;
+    const handle = queue.submit(
+      {
+        run: () => {
+          left = true;
+          entry.queued = undefined;
+          const sent = this.#send(entry);
+          // A throttled write goes back into the queue under the same handle (the queue resends it).
+          sent?.catch((error: unknown) => {
+            if (isThrottle(error)) entry.queued = handle;
+          });
+          return sent;
+        },
+      },
+      urgency,
+    );
+    if (!left) entry.queued = handle; // sent at once when the queue had room
+  }
+
+  /** Sends the entry's desired condition now; `undefined` when there is nothing to send (forgotten, confirmed, held). */
+  #send(entry: Entry): Promise<GatePatchResult> | undefined {
+    if (entry.inFlight || entry.confirmed >= entry.version || this.#entries.get(entry.pod.uid)?.get(entry.desired.type) !== entry) return undefined;
+    if (this.#o.mayWrite?.(entry.desired, entry.desiredAt, { pod: entry.pod, serverStatus: entry.serverStatus }) === false) {
       if (entry.held !== entry.version) this.#o.onHeld?.(entry.pod, entry.desired);
       entry.held = entry.version;
-      return;
+      return undefined;
     }
     entry.held = undefined;
     entry.inFlight = true;
@@ -198,7 +267,8 @@ export class GateWriter {
     entry.seenInFlight = [];
     const version = entry.version;
     const condition = entry.desired;
-    void this.#o.patch(entry.pod, condition).then(
+    const sent = this.#o.patch(entry.pod, condition);
+    sent.then(
       (result) => {
         this.#done(entry);
         if (result === 'gone') {
@@ -209,16 +279,19 @@ export class GateWriter {
           return;
         }
         entry.confirmed = Math.max(entry.confirmed, version);
-        entry.echo = entry.seenInFlight.includes(result.resourceVersion) ? undefined : { resourceVersion: result.resourceVersion, at: this.#o.clock.now() };
+        if (entry.confirmed >= entry.version) entry.repairing = false;
+        entry.echo = entry.seenInFlight.some((rv) => atOrAfter(rv, result.resourceVersion)) ? undefined : { resourceVersion: result.resourceVersion, at: this.#o.clock.now() };
         this.#o.onWrite?.(entry.pod, condition, 'written');
         this.#kick(entry); // a newer desire may have arrived meanwhile
       },
       (error: unknown) => {
         this.#done(entry);
+        if (this.#o.queue !== undefined && isThrottle(error)) return; // the queue waits and resends it
         entry.failedAt = this.#o.clock.now();
         this.#o.onWrite?.(entry.pod, condition, 'failed', error);
       },
     );
+    return sent;
   }
 
   #done(entry: Entry): void {
@@ -231,6 +304,22 @@ export class GateWriter {
   }
 }
 
+/** `seen` shows the write `written` returned: the same version, or (comparable versions) a newer one. */
+function atOrAfter(seen: string, written: string): boolean {
+  return seen === written || (compareResourceVersions(seen, written) ?? -1) >= 0;
+}
+
 function sameCondition(a: GateCondition, b: GateCondition): boolean {
   return a.status === b.status && a.reason === b.reason && a.message === b.message;
+}
+
+function urgencyOf(entry: Entry): Urgency {
+  if (entry.desired.status === 'False') return 'false';
+  if (entry.repairing) return 'repair';
+  return entry.wasFalse ? 'recovery' : 'initial';
+}
+
+/** A 429 or 503: the server asks us to slow down (the queue's to handle). */
+function isThrottle(error: unknown): boolean {
+  return isKubeError(error, 'TooManyRequests') || isKubeError(error, 'Unavailable');
 }

@@ -8,6 +8,8 @@ export type { DisruptionOptions, DisruptionResult, DisruptionTarget } from './ap
 export { budgetDecision, failingPercent, isHalted, resolveMaxUnavailable } from './budget.ts';
 export type { BudgetDecision, BudgetPod, BudgetSpec } from './budget.ts';
 export { GateWriter } from './gate-writer.ts';
-export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriterOptions, PodRef } from './gate-writer.ts';
+export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriterOptions, PodRef, WriteContext } from './gate-writer.ts';
+export { WriteQueue, urgencies } from './write-queue.ts';
+export type { QueuedWrite, Urgency, WriteOutcome, WriteQueueOptions } from './write-queue.ts';
 export { effectiveAction, effectiveBudget, limitNotes, noRemediationLimits, RemediationRate } from './limits.ts';
 export type { DisruptionAction, RemediationLimits } from './limits.ts';

@@ -139,7 +139,7 @@ void describe('charts/outprobe', () => {
 
   it('default render: hardened, spread Deployment whose args the controller accepts; least-privilege RBAC; the CRD from crds/', () => {
     const objs = template();
-    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'MutatingWebhookConfiguration', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
       'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     for (const o of objs) assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm', `${o.kind} has the standard labels`);
     const dep = find(objs, 'Deployment');
@@ -166,6 +166,32 @@ void describe('charts/outprobe', () => {
     assert.equal(loaded.config.metricsHost, '0.0.0.0');
     assert.equal(loaded.config.metricsAuth, 'kubernetes');
     assert.deepEqual(loaded.config.namespaces, []);
+    // The injection webhook (ADR 0021): its own certificate in a Secret, caBundle patched into the chart's configuration.
+    assert.deepEqual(loaded.config.webhook, { host: '0.0.0.0', port: 9443 });
+    assert.equal(loaded.config.webhookSecret, `${RELEASE}-webhook-tls`);
+    assert.equal(loaded.config.webhookService, `${RELEASE}-webhook`);
+    assert.equal(loaded.config.webhookConfiguration, RELEASE);
+    const mwc = find(objs, 'MutatingWebhookConfiguration') as Obj & { webhooks?: Record<string, unknown>[] };
+    const hook = mwc.webhooks?.[0] ?? {};
+    assert.equal(hook['failurePolicy'], 'Ignore');
+    assert.equal(hook['timeoutSeconds'], 2);
+    assert.equal(hook['sideEffects'], 'None');
+    assert.deepEqual(hook['admissionReviewVersions'], ['v1']);
+    assert.deepEqual(hook['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NS] }] });
+    assert.deepEqual((hook['clientConfig'] as { service?: unknown }).service, { name: `${RELEASE}-webhook`, namespace: NS, path: '/mutate-pods', port: 443 });
+    const webhookRole = objs.find((o) => o.kind === 'Role' && o.metadata.name === `${RELEASE}-webhook`);
+    assert.equal(webhookRole?.metadata.namespace, NS);
+    assert.deepEqual(webhookRole.rules, [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [`${RELEASE}-webhook-tls`], verbs: ['get', 'update'] },
+    ]);
+    assert.deepEqual(named(objs, 'ClusterRole', `${RELEASE}-webhook`).rules, [
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [RELEASE], verbs: ['get', 'patch'] },
+    ]);
+    const off = template('--set', 'webhook.enabled=false');
+    assert.equal(off.some((o) => o.kind === 'MutatingWebhookConfiguration' || o.metadata.name.endsWith('-webhook')), false);
+    assert.ok(podSpecOf(find(off, 'Deployment')).containers[0]?.args.includes('--webhook-addr=off'));
 
     const rules = named(objs, 'ClusterRole', RELEASE).rules ?? [];
     const granted = rules.flatMap((r) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${(r.apiGroups ?? []).join(',')}/${res}:${v}`))).sort();
@@ -173,7 +199,7 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(granted, ['/events:create', '/events:patch', '/pods/eviction:create', '/pods/status:patch', '/pods:get', '/pods:list', '/pods:watch',
       'outprobe.io/probepolicies/status:get', 'outprobe.io/probepolicies/status:patch', 'outprobe.io/probepolicies/status:update',
       'outprobe.io/probepolicies:get', 'outprobe.io/probepolicies:list', 'outprobe.io/probepolicies:watch']);
-    const leaseRole = find(objs, 'Role');
+    const leaseRole = named(objs, 'Role', `${RELEASE}-leases`);
     assert.equal(leaseRole.metadata.namespace, NS);
     assert.deepEqual(leaseRole.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }]);
 
@@ -199,7 +225,7 @@ void describe('charts/outprobe', () => {
     // watchNamespace: the controller's rules are a Role (and RoleBinding) in that namespace; cluster-wide only
     // the /metrics reviews (create tokenreviews and subjectaccessreviews) and the metrics-reader role.
     assert.deepEqual(exec.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`).sort(),
-      [`ClusterRole/${RELEASE}-metrics-auth`, `ClusterRole/${RELEASE}-metrics-reader`, `ClusterRoleBinding/${RELEASE}-metrics-auth`]);
+      [`ClusterRole/${RELEASE}-metrics-auth`, `ClusterRole/${RELEASE}-metrics-reader`, `ClusterRole/${RELEASE}-webhook`, `ClusterRoleBinding/${RELEASE}-metrics-auth`, `ClusterRoleBinding/${RELEASE}-webhook`]);
     const watchRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === RELEASE);
     assert.ok(watchRole !== undefined);
     assert.equal(watchRole.metadata.namespace, 'shop');
@@ -225,7 +251,9 @@ void describe('charts/outprobe', () => {
     assert.equal(mon.some((o) => o.kind === 'CustomResourceDefinition' || o.kind === 'PodDisruptionBudget'), false);
     assert.equal(named(mon, 'ClusterRole', RELEASE).rules?.some((r) => (r.resources ?? []).includes('pods/exec')), false);
     for (const objs of [template(), exec, mon]) {
-      assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.rules?.some((r) => (r.resources ?? []).some((res) => res.startsWith('secrets')) || (r.resources ?? []).includes('*') || r.verbs.includes('*'))), false, 'nothing on secrets, no wildcards');
+      // Secrets only in the webhook's Role, in the release namespace (its certificate, ADR 0021).
+      assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name !== `${RELEASE}-webhook` && o.rules?.some((r) => (r.resources ?? []).some((res) => res.startsWith('secrets')))), false, 'nothing else on secrets');
+      assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.rules?.some((r) => (r.resources ?? []).includes('*') || r.verbs.includes('*'))), false, 'no wildcards');
     }
   });
 
@@ -253,7 +281,7 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(np.spec, {
       podSelector: selector,
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }] }, { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ podSelector: selector }] }],
+      ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }] }, { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ podSelector: selector }] }, { ports: [{ port: 9443, protocol: 'TCP' }] }],
     });
     assert.equal(template('--set', 'networkPolicy.enabled=false').some((o) => o.kind === 'NetworkPolicy'), false);
     const r = run(helm, ['template', RELEASE, chart, '--set', 'networkPolicy.egress.enabled=true']);
@@ -282,6 +310,7 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(np['ingress'], [
       { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
       { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } } }] },
+      { ports: [{ port: 9443, protocol: 'TCP' }] },
     ]);
     assert.equal((np['egress'] as unknown[]).length, 2);
     const endpoint = (find(objs, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0];

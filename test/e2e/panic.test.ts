@@ -57,17 +57,24 @@ describe('panic threshold: outprobe fails open when it, or a shared dependency, 
 
   it('outprobe cut off from every pod (not from the API server): at most 1 of 3 gates False, ReadinessPanic True; healed, all True', async () => {
     const fault = await world.net.faults.isolateFromPods(world.outprobe.sandbox.ip);
-    const c = await waitFor('ReadinessPanic True', async () => { const x = await panic(); return x?.status === 'True' ? x : undefined; }, 20_000);
-    process.stderr.write(`# ReadinessPanic: ${c.message ?? ''}\n`);
-    assert.equal(c.reason, 'FailingOpen');
-    assert.match(c.message ?? '', /3 of 3 gated pods fail readiness; at most 50% \(1\) may be held unready/);
-    const most = await watchMaxFalse(5000);
-    assert.ok(most <= 1, `${most} gates False at once`);
-    assert.ok(world.pods.filter((p) => world.timeline.value(p.ip, 'gate') === 'True').length >= 2, 'two pods kept ready');
-    // The Service keeps serving: the client (on node 0, not cut) still reaches at least two pods.
-    const recent = world.client.since(Date.now() - 2000);
-    assert.ok(new Set(recent.filter((h) => h.err === undefined).map((h) => h.pod)).size >= 2, 'the Service still answers from two pods');
-    await fault.heal();
+    try {
+      // Panic starts as soon as the second pod fails (2 > 1); wait until the third has failed too.
+      const c = await waitFor('ReadinessPanic True with every pod failing', async () => {
+        const x = await panic();
+        return x?.status === 'True' && /^3 of 3 /.test(x.message ?? '') ? x : undefined;
+      }, 20_000);
+      process.stderr.write(`# ReadinessPanic: ${c.message ?? ''}\n`);
+      assert.equal(c.reason, 'FailingOpen');
+      assert.match(c.message ?? '', /3 of 3 gated pods fail readiness; at most 50% \(1\) may be held unready/);
+      const most = await watchMaxFalse(5000);
+      assert.ok(most <= 1, `${most} gates False at once`);
+      assert.ok(world.pods.filter((p) => world.timeline.value(p.ip, 'gate') === 'True').length >= 2, 'two pods kept ready');
+      // The Service keeps serving: the client (on node 0, not cut) still reaches at least two pods.
+      const recent = world.client.since(Date.now() - 2000);
+      assert.ok(new Set(recent.filter((h) => h.err === undefined).map((h) => h.pod)).size >= 2, 'the Service still answers from two pods');
+    } finally {
+      await fault.heal(); // a failed assertion must not leave the next test cut off
+    }
     await allTrueAgain();
   });
 

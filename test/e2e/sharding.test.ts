@@ -204,9 +204,14 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
   };
   const stopGracefully = async (id: string): Promise<number | null> => {
     const r = replicas.get(id)!;
+    const t = Date.now();
     r.child.kill('SIGTERM');
     const code = await r.exited;
     replicas.delete(id);
+    if (code !== 0) {
+      // What the replica said last, so a failed graceful stop can be told apart (hang, crash, signal).
+      log(`${id} exited ${code} (signal ${r.child.signalCode}) ${Date.now() - t} ms after SIGTERM; its last lines:\n${r.lines.slice(-30).map((l) => JSON.stringify(l)).join('\n')}`);
+    }
     return code;
   };
   const converged = async (ids: readonly string[], expectTargets?: number): Promise<void> => {

@@ -13,9 +13,9 @@ export interface ScheduledTarget {
    */
   readonly firstDueAt: number;
   /**
-   * Spread the first pass uniformly over one period from now. Used for
-   * targets born in the first period after process start and for targets
-   * gained in a shard handover, so a restart does not probe everything at once.
+   * Spread the first pass uniformly over one period from now, with the
+   * injected random source. The controller spreads its targets itself, by a
+   * deterministic phase per key (`spreadDueAt`, ADR 0019), and does not use it.
    * @default false
    */
   readonly jitter?: boolean;

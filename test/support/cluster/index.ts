@@ -62,6 +62,11 @@ export interface ControlPlaneOptions {
    * @default 'auto'
    */
   readonly network?: 'auto' | 'netns' | 'loopback';
+  /**
+   * More kube-apiserver flags, after the plane's own (a later flag wins), e.g.
+   * `--max-mutating-requests-inflight=2` for a server that answers 429.
+   */
+  readonly apiserverArgs?: readonly string[];
 }
 
 export interface ControlPlane {
@@ -182,7 +187,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     net?.setOwner(etcd.pid);
     await waitReady(etcd, () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000);
     log('etcd ready');
-    const apiserver = start('kube-apiserver', binaries.kubeApiserver, apiserverArgs(pki, ports, full, addrs));
+    const apiserver = start('kube-apiserver', binaries.kubeApiserver, [...apiserverArgs(pki, ports, full, addrs), ...(o.apiserverArgs ?? [])]);
     const server = `https://${addrs.bindAddress}:${ports.apiserver}`;
     const creds = loadCredentials(server, pki.servingCa, pki.adminCert, pki.adminKey);
     kube = new KubeClient(creds);

@@ -26,12 +26,50 @@ describe('loadConfig', () => {
     assert.match(bad.message, /impairedFailingShare/);
   });
 
+  it('second opinion: on by default, allowed users default to none listed (the replica\'s own name), set by flag or env', () => {
+    const d = loadConfig([], {});
+    assert.ok(d.ok);
+    assert.equal(d.config.secondOpinion, true);
+    assert.deepEqual(d.config.secondOpinionAllowedUsers, []);
+    const set = loadConfig(['--second-opinion', 'false', '--second-opinion-allowed-users', 'system:serviceaccount:a:b, system:serviceaccount:a:c,'], {});
+    assert.ok(set.ok);
+    assert.equal(set.config.secondOpinion, false);
+    assert.deepEqual(set.config.secondOpinionAllowedUsers, ['system:serviceaccount:a:b', 'system:serviceaccount:a:c']);
+    const env = loadConfig([], { OUTPROBE_SECOND_OPINION: 'false' });
+    assert.ok(env.ok && !env.config.secondOpinion);
+    assert.ok(!loadConfig(['--second-opinion', 'maybe'], {}).ok);
+  });
+
   it('peerAddress: the listener\'s port unless one is given; IPv6 bracketed', () => {
     assert.equal(peerAddress('10.1.2.3', 8080), '10.1.2.3:8080');
     assert.equal(peerAddress('10.1.2.3:9000', 8080), '10.1.2.3:9000');
     assert.equal(peerAddress('fd00::5', 8080), '[fd00::5]:8080');
     assert.equal(peerAddress('[fd00::5]:9000', 8080), '[fd00::5]:9000');
     assert.equal(peerAddress(undefined, 8080), undefined);
+  });
+
+  it('Events have their own budget: --event-qps 50 and --event-burst 100 by default, set by flag or environment', () => {
+    const d = loadConfig([], {});
+    assert.ok(d.ok);
+    assert.deepEqual([d.config.eventQps, d.config.eventBurst], [50, 100]);
+    const set = loadConfig(['--event-qps', '2.5'], { OUTPROBE_EVENT_BURST: '7' });
+    assert.ok(set.ok);
+    assert.deepEqual([set.config.eventQps, set.config.eventBurst], [2.5, 7]);
+    const bad = loadConfig(['--event-qps', '0'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /eventQps/);
+  });
+
+  it('gate writes have their own path: --gate-write-max-inflight 64 and --gate-write-qps 1000 by default, set by flag or environment', () => {
+    const d = loadConfig([], {});
+    assert.ok(d.ok);
+    assert.deepEqual([d.config.gateWriteMaxInflight, d.config.gateWriteQps], [64, 1000]);
+    const set = loadConfig(['--gate-write-max-inflight', '16'], { OUTPROBE_GATE_WRITE_QPS: '200' });
+    assert.ok(set.ok);
+    assert.deepEqual([set.config.gateWriteMaxInflight, set.config.gateWriteQps], [16, 200]);
+    const bad = loadConfig(['--gate-write-max-inflight', '0'], {});
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /gateWriteMaxInflight/);
   });
 
   it('applies defaults', () => {
@@ -160,5 +198,30 @@ describe('loadConfig', () => {
     const bad = loadConfig(['--namespace', 'shop,Not_A_Namespace'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /namespaces\.1: must be a namespace name/);
+  });
+
+  it('the injection webhook is off unless --webhook-addr names a listener (the chart sets 0.0.0.0:9443)', () => {
+    const d = loadConfig([], {});
+    assert.ok(d.ok);
+    assert.equal(d.config.webhook, undefined);
+    const on = loadConfig(['--webhook-addr', '0.0.0.0:9443'], {});
+    assert.ok(on.ok);
+    assert.deepEqual(on.config.webhook, { host: '0.0.0.0', port: 9443 });
+    assert.equal(d.config.webhookSecret, 'outprobe-webhook-tls');
+    assert.equal(d.config.webhookService, 'outprobe-webhook');
+    assert.equal(d.config.webhookConfiguration, undefined);
+    assert.equal(d.config.webhookCertDir, undefined);
+    for (const off of ['', 'off']) {
+      const r = loadConfig(['--webhook-addr', off], {});
+      assert.ok(r.ok);
+      assert.equal(r.config.webhook, undefined);
+    }
+    const set = loadConfig(['--webhook-addr', '[::1]:0', '--webhook-configuration', 'outprobe', '--webhook-cert-dir', '/certs'], { OUTPROBE_WEBHOOK_SECRET: 'tls' });
+    assert.ok(set.ok);
+    assert.deepEqual(set.config.webhook, { host: '::1', port: 0 });
+    assert.equal(set.config.webhookConfiguration, 'outprobe');
+    assert.equal(set.config.webhookCertDir, '/certs');
+    assert.equal(set.config.webhookSecret, 'tls');
+    assert.ok(!loadConfig(['--webhook-secret', 'Bad Name'], {}).ok);
   });
 });

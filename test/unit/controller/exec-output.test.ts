@@ -97,7 +97,7 @@ void describe('exec probe output never reaches Events, conditions or logs by def
     const scheduler = new Scheduler({ clock, random: () => 0, concurrency: 4 });
     const set = new TargetSet({
       clock, observe, scheduler, gates, guard: new AddressGuard(['127.0.0.0/8']), probers,
-      policies: new Map([['shop/web', entry]]), pods, remediate: (r) => remediations.push(r), owns: () => true, processStart: clock.now() - 60_000,
+      policies: new Map([['shop/web', entry]]), pods, remediate: (r) => remediations.push(r), owns: () => true, spread: (_k, _p, now) => now, // first passes at once
     });
     set.onPod('ADDED', pod, undefined);
     // The probes go over real loopback sockets: step the scheduler and wait in real time until both verdicts are in.

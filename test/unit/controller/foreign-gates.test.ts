@@ -83,7 +83,7 @@ function setup(entries: PolicyEntry[]) {
   const events: ControllerEvent[] = [];
   const set = new TargetSet({
     clock, observe: (e) => events.push(e), scheduler, gates, guard: new AddressGuard(['127.0.0.0/8']), probers, policies, pods,
-    remediate: () => undefined, owns: () => true, processStart: clock.now() - 60_000,
+    remediate: () => undefined, owns: () => true, spread: (_k, _p, now) => now, // first passes at once
   });
   const show = (p: Pod, old?: Pod): void => {
     pods.set('shop/web-1', p);

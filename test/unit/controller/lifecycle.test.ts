@@ -72,7 +72,7 @@ const flush = async (): Promise<void> => {
   for (let i = 0; i < 6; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-function setup(probes: Probes, processStart = t0 - 3_600_000) {
+function setup(probes: Probes) {
   const clock = new FakeClock(t0);
   const scheduler = new Scheduler({ clock, random: () => 0, concurrency: 4 });
   const writes: GateCondition[] = [];
@@ -108,7 +108,9 @@ function setup(probes: Probes, processStart = t0 - 3_600_000) {
       if (e.type === 'probe') probed[e.target.kind].push(clock.now());
     },
     scheduler, gates, guard: new AddressGuard(['127.0.0.0/8']), probers, policies, pods,
-    remediate: (r) => remediations.push(r), owns: () => true, processStart,
+    remediate: (r) => remediations.push(r), owns: () => true,
+    // These tests pin the kubelet's timing of an existing target: first passes at once.
+    spread: (_key, _periodMs, now) => now,
   });
   let shown: Pod | undefined;
   const show = (p: Pod): void => {
@@ -232,7 +234,7 @@ describe('prober restart (kubelet restart rule: kubeletRestartGracePeriod = 10 s
   const failing: Outcome = { kind: 'failure', output: 'HTTP probe failed with statuscode: 503' };
 
   it('a True gate of a container running since more than 10 s before outprobe started is kept until probes cross the threshold', async () => {
-    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') }, t0);
+    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') });
     t.health.readiness = failing;
     t.show(pod('1', { id: 'containerd://c1', restartCount: 0, startedAt: t0 - 10_001 }, 'True'));
     await t.runUntil(15_000);
@@ -241,7 +243,7 @@ describe('prober restart (kubelet restart rule: kubeletRestartGracePeriod = 10 s
   });
 
   it('a container started less than 10 s before outprobe started is new: not ready until its probes pass', async () => {
-    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') }, t0);
+    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') });
     t.health.readiness = failing;
     t.show(pod('1', { id: 'containerd://c1', restartCount: 0, startedAt: t0 - 9_000 }, 'True'));
     await t.runUntil(0);
@@ -250,7 +252,7 @@ describe('prober restart (kubelet restart rule: kubeletRestartGracePeriod = 10 s
   });
 
   it('the rule is measured from when this replica began watching the pod (a shard handover long after start)', async () => {
-    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') }, t0 - 3_600_000);
+    const t = setup({ readiness: withPaths(probe(10, 3), 'readiness') });
     t.health.readiness = failing;
     t.show(pod('1', { id: 'containerd://c1', restartCount: 0, startedAt: t0 - 5_000 }, 'True'));
     await t.runUntil(0);

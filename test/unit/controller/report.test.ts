@@ -41,6 +41,21 @@ describe('reporter', () => {
   });
 });
 
+describe('reporter: gate changes', () => {
+  it('a written gate is a ReadinessGateChanged Event on the pod, folded into a ReadinessGateChangesFolded summary on its policy when it cannot be sent', () => {
+    const calls: unknown[][] = [];
+    const quiet: Logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined, child: () => quiet };
+    const recorder = { record: (...args: unknown[]) => calls.push(args) } as unknown as EventRecorder;
+    const report = reporter({ log: quiet, metrics: new Metrics({ defaultMetrics: false }), events: recorder });
+    const condition = { type: 'outprobe.io/web', status: 'True' as const, reason: 'ProbeSucceeded', message: '', lastTransitionTime: '2026-11-25T09:00:00Z', lastProbeTime: '2026-11-25T09:00:00Z' };
+    report({ type: 'gate-write', pod: { namespace: 'shop', name: 'web-1', uid: 'u-1' }, condition, result: 'written', policy: { namespace: 'shop', name: 'web', uid: 'p-1' } });
+    assert.deepEqual(calls, [[
+      { kind: 'Pod', apiVersion: 'v1', namespace: 'shop', name: 'web-1', uid: 'u-1' }, 'Normal', 'ReadinessGateChanged', 'Set condition outprobe.io/web to True: ',
+      { into: { kind: 'ProbePolicy', apiVersion: 'outprobe.io/v1alpha1', namespace: 'shop', name: 'web', uid: 'p-1' }, reason: 'ReadinessGateChangesFolded', what: 'gate changes' },
+    ]]);
+  });
+});
+
 describe('reporter: reflector signals', () => {
   it('an object the reflector skipped is a warning with its namespace, name and uid, and a count by resource', async () => {
     const warnings: { msg: string; fields: LogFields | undefined }[] = [];

@@ -107,7 +107,6 @@ describe('stall guard: the event loop blocked for 3 s while 1,000 targets are pr
         seen.remediations++;
       },
       owns: () => true,
-      processStart: systemClock.now(), // first passes spread over one period
       stall: monitor,
     });
     const stop = new AbortController();

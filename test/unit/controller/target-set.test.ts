@@ -73,7 +73,7 @@ function setup(failureThreshold: number, onPassStart?: (share: Share, lagMs: num
   let owned = true;
   const set = new TargetSet({
     clock, observe: () => undefined, scheduler, gates, guard: new AddressGuard(['127.0.0.0/8']), probers, policies, pods,
-    remediate: () => undefined, owns: () => owned, processStart: clock.now() - 60_000,
+    remediate: () => undefined, owns: () => owned, spread: (_k, _p, now) => now, // first passes at once (the kubelet's worker born later)
   });
   const show = (p: Pod, old?: Pod): void => {
     pods.set('shop/web-1', p);

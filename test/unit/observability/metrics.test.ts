@@ -24,7 +24,9 @@ describe('Metrics', () => {
     m.recordApiRequest({ verb: 'GET', resource: 'pods', status: 0, durationMs: 3 });
     m.recordGateWrite('written');
     m.setPolicies({ valid: 2, invalid: 1 });
-    m.recordEvent('dropped_spam');
+    m.recordEvent('bumped');
+    m.recordEventDropped('ReadinessGateChanged', 'queue_full');
+    m.recordEventFolded('ReadinessGateChanged');
     const text = await m.text();
     for (const line of [
       'outprobe_probes_total{policy="ns/web",kind="readiness",result="failure"} 1',
@@ -44,7 +46,9 @@ describe('Metrics', () => {
       'outprobe_transitions_total{policy="ns/web",kind="readiness",to="failure"} 1',
       'outprobe_probe_errors{policy="ns/web"} 2',
       'outprobe_policies{state="invalid"} 1',
-      'outprobe_events_total{result="dropped_spam"} 1',
+      'outprobe_events_total{result="bumped"} 1',
+      'outprobe_events_dropped_total{reason="ReadinessGateChanged",cause="queue_full"} 1',
+      'outprobe_events_folded_total{reason="ReadinessGateChanged"} 1',
     ]) assert.ok(text.includes(line), `missing ${line}`);
   });
 

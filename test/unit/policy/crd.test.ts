@@ -127,6 +127,7 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
     assert.deepEqual(at(p, 'remediation')['default'], {});
     assert.equal(at(p, 'remediation', 'properties', 'maxUnavailable')['default'], 1);
     assert.equal(at(p, 'remediation', 'properties', 'haltAbovePercentFailing')['default'], 50);
+    assert.equal(at(p, 'secondOpinion')['default'], true);
     assert.deepEqual(
       [at(p, 'readiness', 'properties', 'maxUnreadyPercent')['default'], at(p, 'readiness', 'properties', 'maxUnreadyPercent')['minimum'], at(p, 'readiness', 'properties', 'maxUnreadyPercent')['maximum']],
       [50, 0, 100],

@@ -114,10 +114,12 @@ void describe('validatePolicy: the valid table', () => {
           terminationGracePeriodSeconds: null,
         },
         maxUnreadyPercent: 50,
+        injectGate: false,
       },
       liveness: null,
       startup: null,
       remediation: { maxUnavailable: 1, haltAbovePercentFailing: 50 },
+      secondOpinion: true,
     });
   });
 

@@ -44,3 +44,26 @@ describe('shard leases', () => {
     assert.deepEqual(aggregateCounts({ self: 'r1', leases, now: t0, policyKey: 'ns/web', local }), { failing: 3, erroring: 1, remediations: 2 });
   });
 });
+
+describe('panic shares in the counts annotation (ADR 0015)', () => {
+  const at = (holder: string, counts: string): ShardLease => lease(holder, t0, 15_000, counts);
+
+  it('round-trips a replica\'s panic share and reads the older three-number form without one', () => {
+    const share = { gated: 10, failing: 7, held: 5, maxUnready: 5, panic: true };
+    const text = encodeCounts(new Map([['ns/web', { failing: 7, erroring: 0, remediations: 1, panic: share }]]));
+    assert.equal(text, '{"ns/web":[7,0,1,10,7,5,5,1]}');
+    assert.deepEqual(decodeCounts(text, 'ns/web'), { failing: 7, erroring: 0, remediations: 1, panic: share });
+    assert.deepEqual(decodeCounts('{"ns/web":[7,0,1]}', 'ns/web'), { failing: 7, erroring: 0, remediations: 1 });
+    assert.deepEqual(decodeCounts('{"ns/web":[7,0,1,-4,"x",2.7,1e400,1]}', 'ns/web').panic, { gated: 0, failing: 0, held: 2, maxUnready: 0, panic: true });
+  });
+
+  it('sums the live replicas\' shares; the policy is in panic where any replica fails open', () => {
+    const calm = { gated: 10, failing: 2, held: 2, maxUnready: 5, panic: false };
+    const peer = encodeCounts(new Map([['ns/web', { failing: 8, erroring: 0, remediations: 0, panic: { gated: 10, failing: 8, held: 5, maxUnready: 5, panic: true } }]]));
+    const old = encodeCounts(new Map([['ns/web', { failing: 1, erroring: 0, remediations: 0 }]]));
+    const agg = aggregateCounts({ self: 'r1', leases: [at('r2', peer), at('r3', old)], now: t0, policyKey: 'ns/web', local: { failing: 2, erroring: 0, remediations: 0, panic: calm } });
+    assert.deepEqual(agg, { failing: 11, erroring: 0, remediations: 0, panic: { gated: 20, failing: 10, held: 7, maxUnready: 10, panic: true } });
+    // No replica applies the threshold (no gates): no share at all.
+    assert.equal(aggregateCounts({ self: 'r1', leases: [at('r3', old)], now: t0, policyKey: 'ns/web', local: { failing: 0, erroring: 0, remediations: 0 } }).panic, undefined);
+  });
+});

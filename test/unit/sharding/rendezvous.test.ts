@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { fnv1a64, hash64, owner } from '../../../src/sharding/index.ts';
+import { fnv1a64, hash64, owner, ranked } from '../../../src/sharding/index.ts';
 
 // Deterministic UUID-shaped strings, so the measured split is the same on every run.
 const uuid = (i: number): string => createHash('sha1').update(`pod-${i}`).digest('hex').slice(0, 32).replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
@@ -46,5 +46,16 @@ describe('rendezvous hashing', () => {
     const m = moved(before, after);
     assert.deepEqual(m, uids.filter((u) => before.get(u) === 'r2'));
     assert.ok(Math.abs(m.length / uids.length - 0.25) < 0.02, `moved ${m.length}`);
+  });
+
+  it('ranked: the owner first, then who would own the pod without it (the replica a second opinion asks)', () => {
+    const members = ['r1', 'r2', 'r3', 'r4'];
+    for (const u of uids.slice(0, 500)) {
+      const order = ranked(members, u);
+      assert.deepEqual([...order].sort(), members);
+      assert.equal(order[0], owner(members, u));
+      assert.equal(order[1], owner(members.filter((m) => m !== order[0]), u));
+      assert.deepEqual(ranked(members.filter((m) => m !== 'r3'), u), order.filter((m) => m !== 'r3'), 'dropping a member keeps the others\' order');
+    }
   });
 });

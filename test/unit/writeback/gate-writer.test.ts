@@ -17,8 +17,8 @@ const cond = (status: 'True' | 'False', message = '', at = '2026-11-23T00:00:00Z
 /** A patch whose calls the test completes by hand, in any order. */
 interface Call {
   condition: GateCondition;
-  /** 'ok' stands for the server's answer at resourceVersion "rv<n>", n counting the calls from 1. */
-  resolve: (r: 'ok' | 'gone') => void;
+  /** 'ok' stands for the server's answer at resourceVersion `rv` or "rv<n>", n counting the calls from 1. */
+  resolve: (r: 'ok' | 'gone', rv?: string) => void;
   reject: (e: Error) => void;
 }
 function manualPatch(): { calls: Call[]; patch: (p: PodRef, c: GateCondition) => Promise<GatePatchResult> } {
@@ -28,7 +28,7 @@ function manualPatch(): { calls: Call[]; patch: (p: PodRef, c: GateCondition) =>
     patch: (_p, condition) =>
       new Promise((resolve, reject) => {
         const resourceVersion = `rv${calls.length + 1}`;
-        calls.push({ condition, resolve: (r) => resolve(r === 'gone' ? 'gone' : { resourceVersion }), reject });
+        calls.push({ condition, resolve: (r, rv) => resolve(r === 'gone' ? 'gone' : { resourceVersion: rv ?? resourceVersion }), reject });
       }),
   };
 }
@@ -134,6 +134,46 @@ describe('GateWriter', () => {
     clock.advance(5000);
     w.desire(pod, cond('False'), 'True');
     assert.equal(m.calls.length, 2, 'after echoWaitMs without the echo, the differing status is believed');
+  });
+
+  it('with comparable resourceVersions, waits for the write or a newer version however long the informer lags', async () => {
+    const clock = new FakeClock();
+    const calls: string[] = [];
+    let rv = 100;
+    const w = new GateWriter({
+      clock,
+      echoWaitMs: 5000,
+      patch: (_p, c) => {
+        calls.push(c.status);
+        return Promise.resolve({ resourceVersion: String(++rv) }); // the write lands at 101
+      },
+    });
+    w.desire(pod, cond('True'), 'False');
+    await tick();
+    assert.equal(calls.length, 1);
+    // A watch 30 s behind keeps delivering versions older than the write (99, then 100): never a repair.
+    for (const seen of ['99', '100']) {
+      clock.advance(15_000);
+      w.observe(pod.uid, seen);
+      w.desire(pod, cond('True'), 'False');
+    }
+    assert.equal(calls.length, 1, 'a version older than the write is the informer lagging, past echoWaitMs too');
+    // A newer version than the write (another writer changed it after us): repaired.
+    w.observe(pod.uid, '102');
+    w.desire(pod, cond('True'), 'False');
+    assert.equal(calls.length, 2);
+  });
+
+  it('with comparable resourceVersions, a newer version seen while the write is in flight is its echo', async () => {
+    const clock = new FakeClock();
+    const m = manualPatch();
+    const w = new GateWriter({ clock, patch: m.patch, echoWaitMs: 5000 });
+    w.desire(pod, cond('True'), 'False');
+    for (let i = 0; i < 20; i++) w.observe(pod.uid, String(500 + i)); // more events than the list keeps; 519 is newest
+    m.calls[0]!.resolve('ok', '518');
+    await tick();
+    w.desire(pod, cond('True'), 'False'); // what the informer shows (519) is newer than the write: a real change
+    assert.equal(m.calls.length, 2);
   });
 
   it('never repairs while a write is pending, and forgets a pod it no longer owns', async () => {

@@ -1,0 +1,196 @@
+// The pure parts of bench/scale-live: metric accounting across series
+// removal, histogram bounds, probe alignment, /proc socket matching, the pod
+// watch's gate bookkeeping, options and fixtures.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { busiestWindowShare, firstProbes, timesOf } from '../../../bench/scale-live/arrivals.ts';
+import { conditionType, podObject, podRef, policyObject } from '../../../bench/scale-live/fixtures.ts';
+import { GateTracker } from '../../../bench/scale-live/gates.ts';
+import type { PodLike } from '../../../bench/scale-live/gates.ts';
+import { probeGaps, unhealthySummary, unhealthyTimeline } from '../../../bench/scale-live/failures.ts';
+import { netstatIncrease, netstatNames, parseProcNet, readNetstat } from '../../../bench/scale-live/netstat.ts';
+import { liveBenchOptions } from '../../../bench/scale-live/options.ts';
+import { bucketIncrease, CounterAccumulator, increase, parseMetrics, summarize } from '../../../bench/scale-live/prom.ts';
+import { establishedTo, procAddress } from '../../../bench/scale-live/sockets.ts';
+
+describe('bench/scale-live prom', () => {
+  it('parses samples with labels, escapes and +Inf, skipping comments', () => {
+    const s = parseMetrics('# HELP x y\n# TYPE x counter\nx{a="1",b="q\\"t"} 3\ny 4.5\nh_bucket{le="+Inf"} 7\n');
+    assert.deepEqual(s, [
+      { name: 'x', labels: { a: '1', b: 'q"t' }, value: 3 },
+      { name: 'y', labels: {}, value: 4.5 },
+      { name: 'h_bucket', labels: { le: '+Inf' }, value: 7 },
+    ]);
+  });
+
+  it('keeps the increase of a series that disappears and counts a reappearing one from 0', () => {
+    const acc = new CounterAccumulator();
+    acc.add(parseMetrics('p{policy="a"} 10\np{policy="b"} 5\n'));
+    const start = acc.snapshot();
+    acc.add(parseMetrics('p{policy="a"} 15\np{policy="b"} 9\n'));
+    acc.add(parseMetrics('p{policy="b"} 12\n')); // policy a deleted: its series is gone
+    acc.add(parseMetrics('p{policy="a"} 2\np{policy="b"} 12\n')); // a recreated: starts from 0
+    const end = acc.snapshot();
+    assert.equal(increase(start, end, 'p'), 5 + 2 + 7);
+    assert.equal(increase(start, end, 'p', { policy: 'b' }), 7);
+    assert.equal(increase(undefined, end, 'p'), 10 + 5 + 14);
+  });
+
+  it('summarizes a histogram increase to bucket bounds', () => {
+    const acc = new CounterAccumulator();
+    const h = (c: [number, number, number, number]): string => `d_bucket{le="0.01"} ${c[0]}\nd_bucket{le="0.1"} ${c[1]}\nd_bucket{le="1"} ${c[2]}\nd_bucket{le="+Inf"} ${c[3]}\n`;
+    acc.add(parseMetrics(h([100, 100, 100, 100])));
+    const from = acc.snapshot();
+    acc.add(parseMetrics(h([1090, 1098, 1100, 1100]))); // 1000 new: 990 ≤ 0.01, 8 ≤ 0.1, 2 ≤ 1
+    const b = bucketIncrease(from, acc.snapshot(), 'd');
+    assert.deepEqual(b, [[0.01, 990], [0.1, 998], [1, 1000], [Infinity, 1000]]);
+    const s = summarize(b);
+    assert.equal(s.count, 1000);
+    assert.equal(s.p50, 0.01);
+    assert.equal(s.p99, 0.01);
+    assert.equal(s.maxBound, 1);
+    assert.equal(s.maxAtLeast, 0.1);
+    assert.equal(summarize(bucketIncrease(from, from, 'd')).p99, null);
+  });
+});
+
+describe('bench/scale-live arrivals', () => {
+  it('an even spread puts window/period of the probes in the busiest window; aligned probes put all of them', () => {
+    const even = Array.from({ length: 1000 }, (_, i) => 1_000 + i * 10); // 10 s period, one probe each 10 ms
+    assert.ok(Math.abs((busiestWindowShare(even, 1_000, 10_000, 2000) ?? 0) - 0.2) < 0.01);
+    const aligned = Array.from({ length: 1000 }, (_, i) => 5_000 + (i % 50));
+    assert.equal(busiestWindowShare(aligned, 1_000, 10_000, 2000), 1);
+    assert.equal(busiestWindowShare([], 0, 10_000, 2000), null);
+  });
+
+  it('first probes after a moment, per pod', () => {
+    const byIp = new Map([['a', [50, 120, 220]], ['b', [90, 190]], ['c', [10]]]);
+    assert.deepEqual(firstProbes(byIp, 100), { pods: 2, firstMs: 20, p50Ms: 90, lastMs: 90 });
+    assert.deepEqual(timesOf(byIp, new Set(['b', 'c'])).sort((x, y) => x - y), [10, 90, 190]);
+  });
+});
+
+describe('bench/scale-live sockets', () => {
+  it('matches ESTABLISHED rows to the API server in /proc/net/tcp', () => {
+    assert.equal(procAddress('127.0.0.1', 6443), '0100007F:192B');
+    const table = [
+      '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
+      '   0: 0100007F:C350 0100007F:192B 01 00000000:00000000 00:00000000 00000000     0        0 111 1 0 20 4 30 10 -1',
+      '   1: 0100007F:C351 0100007F:192B 06 00000000:00000000 00:00000000 00000000     0        0 0 1 0 20 4 30 10 -1',
+      '   2: 0100007F:C352 0200007F:192B 01 00000000:00000000 00:00000000 00000000     0        0 222 1 0 20 4 30 10 -1',
+      '   3: 0100007F:C353 0100007F:192B 01 00000000:00000000 00:00000000 00000000     0        0 333 1 0 20 4 30 10 -1',
+    ].join('\n');
+    assert.deepEqual([...establishedTo(table, procAddress('127.0.0.1', 6443))], [111, 333]);
+  });
+});
+
+function pod(name: string, uid: string, gate: string | undefined, ltt = 't0'): PodLike {
+  return {
+    metadata: { namespace: 'ns', name, uid },
+    status: { phase: 'Running', podIP: `127.9.0.${name.length}`, conditions: gate === undefined ? [] : [{ type: conditionType, status: gate, lastTransitionTime: ltt }] },
+  };
+}
+
+describe('bench/scale-live gates', () => {
+  it('counts Running pods, True gates, gate changes and False flips of the same pod only', () => {
+    const t = new GateTracker(conditionType);
+    t.apply('ADDED', pod('a', 'u1', undefined));
+    t.apply('ADDED', pod('bb', 'u2', undefined));
+    assert.equal(t.running, 2);
+    t.apply('MODIFIED', pod('a', 'u1', 'True'));
+    t.apply('MODIFIED', pod('a', 'u1', 'True')); // unchanged condition: no write
+    t.apply('MODIFIED', pod('bb', 'u2', 'True'));
+    assert.equal(t.gateTrue, 2);
+    assert.equal(t.gateChanges, 2);
+    assert.equal(t.falseFlips, 0);
+    t.apply('MODIFIED', pod('a', 'u1', 'False', 't1'));
+    assert.equal(t.falseFlips, 1);
+    assert.equal(t.gateTrue, 1);
+    t.apply('MODIFIED', pod('bb', 'u3', undefined)); // a new pod of the same name (its DELETED missed, e.g. across a relist) is no flip
+    assert.equal(t.falseFlips, 1);
+    assert.equal(t.gateTrue, 0);
+    t.retainOnly(new Set(['ns/a']));
+    assert.equal(t.pods, 1);
+    assert.deepEqual([...t.ips()], ['127.9.0.1']);
+  });
+});
+
+describe('bench/scale-live options and fixtures', () => {
+  it('defaults, flags in both forms, and refusals', () => {
+    const d = liveBenchOptions([]);
+    assert.equal(d.pods, 1000);
+    assert.equal(d.policies, 5);
+    assert.equal(d.namespaces, 5);
+    assert.equal(d.periodMs, 10_000);
+    assert.equal(d.podServerNice, -10); // the pods' side answers first: it is not what is measured
+    assert.equal(liveBenchOptions(['--pod-server-nice', '10']).podServerNice, 10);
+    assert.throws(() => liveBenchOptions(['--pod-server-nice', '-21']), /≥ -20/);
+    const o = liveBenchOptions(['--pods', '20000', '--policies=50', '--controller-args', '--kube-api-qps 200']);
+    assert.equal(o.pods, 20_000);
+    assert.equal(o.namespaces, 10);
+    assert.deepEqual(o.controllerArgs, ['--kube-api-qps', '200']);
+    assert.throws(() => liveBenchOptions(['--podz', '1']), /unknown flag --podz/);
+    assert.throws(() => liveBenchOptions(['--period-ms', '1500']), /whole seconds/);
+    assert.throws(() => liveBenchOptions(['--pods', '60000']), /more than 250 nodes/);
+  });
+
+  it('pod i is gated, on node i / podsPerNode, and selected by exactly policy i mod P in that policy\'s namespace', () => {
+    const o = liveBenchOptions(['--pods', '1000', '--policies', '50']);
+    const p = podObject(o, 'r', 123, 8080) as { metadata: { namespace: string; labels: Record<string, string> }; spec: { nodeName: string; readinessGates: unknown[] } };
+    const pol = policyObject(o, 'r', 123 % 50) as { metadata: { namespace: string }; spec: { selector: { matchLabels: Record<string, string> } } };
+    assert.equal(p.spec.nodeName, 'kwok-node-0');
+    assert.deepEqual(p.spec.readinessGates, [{ conditionType }]);
+    assert.equal(p.metadata.namespace, pol.metadata.namespace);
+    for (const [k, v] of Object.entries(pol.spec.selector.matchLabels)) assert.equal(p.metadata.labels[k], v);
+    assert.equal(podRef(o, 'r', 123).policy, 23);
+    assert.notEqual(podRef(o, 'r', 124).policy, 23);
+  });
+});
+
+describe('bench/scale-live failure causes', () => {
+  it('reads the TCP counters from /proc/net/netstat and /proc/net/snmp line pairs', () => {
+    const m = parseProcNet('TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 386 390\nIpExt: InNoRoutes\nIpExt: 4\n');
+    assert.equal(m.get('TcpExt:ListenOverflows'), 386);
+    assert.equal(m.get('TcpExt:ListenDrops'), 390);
+    assert.equal(m.get('IpExt:InNoRoutes'), 4);
+    const now = readNetstat();
+    for (const n of netstatNames) assert.equal(typeof now[n], 'number');
+    assert.equal(netstatIncrease(now, { ...now, ListenOverflows: now.ListenOverflows + 3 }).ListenOverflows, 3);
+  });
+
+  it('groups Unhealthy Events by message with pod addresses masked, summing counts, with first and last times', () => {
+    const since = Date.parse('2026-11-25T14:00:00Z');
+    const ev = (ip: string, count: number, first: string, last: string): Record<string, unknown> => ({
+      message: `Readiness probe failed: Get "http://${ip}:31000/healthz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
+      count, firstTimestamp: first, lastTimestamp: last,
+    });
+    const s = unhealthySummary([
+      ev('127.21.0.5', 2, '2026-11-25T14:00:10Z', '2026-11-25T14:00:20Z'),
+      ev('127.21.3.9', 1, '2026-11-25T14:00:05Z', '2026-11-25T14:00:05Z'),
+      { message: 'Readiness probe failed: dial tcp 127.21.0.7:31000: connect: connection refused', series: { count: 4, lastObservedTime: '2026-11-25T14:01:00Z' }, eventTime: '2026-11-25T14:00:30Z' },
+    ], since);
+    assert.deepEqual(s, [
+      { message: 'Readiness probe failed: dial tcp <pod>: connect: connection refused', count: 4, first_s: 30, last_s: 60 },
+      { message: 'Readiness probe failed: Get "http://<pod>/healthz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)', count: 3, first_s: 5, last_s: 20 },
+    ]);
+  });
+
+  it('bins failed attempts by the 10 s after the controller started in which their Event was first seen', () => {
+    const since = Date.parse('2026-11-25T14:00:00Z');
+    assert.deepEqual(unhealthyTimeline([
+      { firstTimestamp: '2026-11-25T14:00:05Z', count: 2 },
+      { firstTimestamp: '2026-11-25T14:00:09Z' },
+      { eventTime: '2026-11-25T14:00:31.5Z', series: { count: 3 } },
+      { message: 'no time' },
+    ], since), { 0: 3, 30: 3 });
+  });
+
+  it('measures the gaps between one pod\'s probes inside the window, from the pods\' side', () => {
+    const byIp = new Map([['a', [0, 10_000, 20_000, 30_000]], ['b', [5_000, 27_000, 30_000, 99_000]]]);
+    const g = probeGaps(byIp, 0, 40_000);
+    assert.equal(g.gaps, 5); // a: 3 gaps of 10 s; b: 22 s (a late pass) and 3 s (99 s is outside)
+    assert.equal(g.p50_s, 10);
+    assert.equal(g.max_s, 22);
+    assert.deepEqual(probeGaps(new Map(), 0, 1), { gaps: 0, p50_s: null, p99_s: null, max_s: null });
+  });
+});
