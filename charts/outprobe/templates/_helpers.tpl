@@ -95,6 +95,18 @@ app.kubernetes.io/part-of: outprobe
 {{- if .Values.remediation.allowDelete }}
 - --allow-delete-action
 {{- end }}
+{{- if .Values.webhook.enabled }}
+- --webhook-addr=0.0.0.0:{{ .Values.webhook.port }}
+- --webhook-service={{ include "outprobe.fullname" . }}-webhook
+{{- if .Values.webhook.certManager.enabled }}
+- --webhook-cert-dir=/etc/outprobe/webhook-tls
+{{- else }}
+- --webhook-secret={{ include "outprobe.fullname" . }}-webhook-tls
+- --webhook-configuration={{ include "outprobe.fullname" . }}
+{{- end }}
+{{- else }}
+- --webhook-addr=off
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}
