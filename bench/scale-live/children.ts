@@ -1,0 +1,110 @@
+/**
+ * The benchmark's two processes besides the control plane: the pod server
+ * (at a higher priority than everything else, `--pod-server-nice`: pods
+ * answer from their own nodes' CPUs, so a pods' side starved of CPU would
+ * fail probes that are not the controller's to fail) and one outprobe replica, the
+ * real src/main.ts, under `setpriv --pdeathsig TERM` so it cannot outlive
+ * the benchmark. Both are tracked by bench/probes/children.ts and killed on
+ * exit or signal.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { track } from '../probes/children.ts';
+
+const podServerPath = fileURLToPath(new URL('./pod-server.ts', import.meta.url));
+const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export interface PodServerStats {
+  readonly connections: number;
+  readonly refused: number;
+  readonly loop_delay_max_ms: number;
+  readonly loop_delay_p99_ms: number;
+}
+
+export interface PodServer {
+  readonly pid: number;
+  readonly port: number;
+  times(since: number, ips?: readonly string[]): Promise<Map<string, number[]>>;
+  /** Connections so far and its own event-loop delay since the previous call. */
+  stats(): Promise<PodServerStats>;
+  close(): void;
+}
+
+/** Starts the pod server for pod IPs starting with `prefix` (`127.X.`), at niceness `nice`. */
+export async function startPodServer(prefix: string, nice: number): Promise<PodServer> {
+  const child = track('nice', ['-n', String(nice), process.execPath, podServerPath, prefix], 'pod-server');
+  const waiting: { resolve: (line: string) => void; reject: (e: Error) => void }[] = [];
+  createInterface({ input: child.stdout! }).on('line', (l) => waiting.shift()?.resolve(l));
+  // One exit listener for every reply still awaited (one per request piled up past MaxListeners).
+  child.once('exit', () => { for (const w of waiting.splice(0)) w.reject(new Error('pod server exited')); });
+  const next = (): Promise<string> => new Promise((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null) reject(new Error('pod server exited'));
+    else waiting.push({ resolve, reject });
+  });
+  const first = JSON.parse(await next()) as { port: number };
+  return {
+    pid: child.pid ?? -1,
+    port: first.port,
+    async times(since, ips) {
+      const reply = next();
+      child.stdin!.write(`${JSON.stringify({ op: 'times', since, ips: ips ?? null })}\n`);
+      const r = JSON.parse(await reply) as { times: Record<string, number[]> };
+      return new Map(Object.entries(r.times));
+    },
+    async stats() {
+      const reply = next();
+      child.stdin!.write(`${JSON.stringify({ op: 'stats' })}\n`);
+      return JSON.parse(await reply) as PodServerStats;
+    },
+    close: () => { child.stdin!.end(); },
+  };
+}
+
+export interface ControllerProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly metricsPort: Promise<number>;
+  /** Log lines by level so far. */
+  readonly levels: Record<string, number>;
+  readonly exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/** outprobe with `args`, its JSON log appended to `logFile`. */
+export function startController(args: readonly string[], logFile: string): ControllerProcess {
+  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, mainPath, ...args], 'outprobe');
+  const out = createWriteStream(logFile);
+  const levels: Record<string, number> = {};
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code); }));
+  const metricsPort = new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      out.write(`${line}\n`);
+      try {
+        const o = JSON.parse(line) as Record<string, unknown>;
+        const level = String(o['level']);
+        levels[level] = (levels[level] ?? 0) + 1;
+        if (o['message'] === 'outprobe started' || o['msg'] === 'outprobe started') resolve(Number(o['metricsPort']));
+      } catch {
+        // not JSON
+      }
+    });
+    void exited.then((code) => { reject(new Error(`outprobe exited (${String(code)}) before it started`)); });
+  });
+  metricsPort.catch(() => undefined);
+  return {
+    child,
+    pid: child.pid ?? -1,
+    metricsPort,
+    levels,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+      out.end();
+    },
+  };
+}

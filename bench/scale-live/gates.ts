@@ -1,0 +1,96 @@
+/**
+ * The benchmark's view of the pods, folded from watch events: which pods
+ * run with an IP, which have the gate condition True, every change of the
+ * gate condition (each one is a write that reached the API server), and
+ * false flips (True → anything else while every pod is healthy).
+ */
+
+export interface PodLike {
+  readonly metadata?: { readonly namespace?: string; readonly name?: string; readonly uid?: string };
+  readonly status?: {
+    readonly phase?: string;
+    readonly podIP?: string;
+    readonly conditions?: readonly { readonly type?: string; readonly status?: string; readonly lastTransitionTime?: string; readonly reason?: string; readonly message?: string }[];
+  };
+}
+
+interface PodView {
+  readonly uid: string;
+  readonly ip: string | undefined;
+  /** Status of the gate condition; undefined when the pod has none. */
+  readonly gate: string | undefined;
+  /** The whole gate condition as written (a change is a write). */
+  readonly gateText: string | undefined;
+}
+
+export class GateTracker {
+  readonly #conditionType: string;
+  readonly #pods = new Map<string, PodView>();
+  #running = 0;
+  #gateTrue = 0;
+  /** Gate condition changes seen (created or changed). */
+  gateChanges = 0;
+  /** True → not True transitions of a live pod's gate. */
+  falseFlips = 0;
+
+  constructor(conditionType: string) {
+    this.#conditionType = conditionType;
+  }
+
+  get pods(): number {
+    return this.#pods.size;
+  }
+
+  /** Pods Running with a pod IP. */
+  get running(): number {
+    return this.#running;
+  }
+
+  get gateTrue(): number {
+    return this.#gateTrue;
+  }
+
+  /** Pod IPs by key `namespace/name`. */
+  ips(filter?: (key: string) => boolean): Set<string> {
+    const out = new Set<string>();
+    for (const [key, v] of this.#pods) if (v.ip !== undefined && (filter === undefined || filter(key))) out.add(v.ip);
+    return out;
+  }
+
+  /** After a relist: forgets pods that are not in it. */
+  retainOnly(keys: ReadonlySet<string>): void {
+    for (const [key, v] of this.#pods) {
+      if (keys.has(key)) continue;
+      this.#count(v, -1);
+      this.#pods.delete(key);
+    }
+  }
+
+  apply(type: string, pod: PodLike): void {
+    const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+    const before = this.#pods.get(key);
+    if (before !== undefined) this.#count(before, -1);
+    if (type === 'DELETED') {
+      this.#pods.delete(key);
+      return;
+    }
+    const cond = pod.status?.conditions?.find((c) => c.type === this.#conditionType);
+    const podIP = pod.status?.phase === 'Running' ? pod.status.podIP : undefined;
+    const view: PodView = {
+      uid: pod.metadata?.uid ?? '',
+      ip: podIP === '' ? undefined : podIP,
+      gate: cond?.status,
+      gateText: cond === undefined ? undefined : JSON.stringify([cond.status, cond.lastTransitionTime, cond.reason, cond.message]),
+    };
+    const samePod = before !== undefined && before.uid === view.uid;
+    if (view.gateText !== undefined && view.gateText !== (samePod ? before.gateText : undefined)) this.gateChanges++;
+    if (samePod && before.gate === 'True' && view.gate !== 'True') this.falseFlips++;
+    this.#pods.set(key, view);
+    this.#count(view, 1);
+  }
+
+  #count(v: PodView, sign: 1 | -1): void {
+    if (v.ip !== undefined) this.#running += sign;
+    if (v.gate === 'True') this.#gateTrue += sign;
+  }
+}
