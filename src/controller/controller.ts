@@ -62,6 +62,8 @@ export interface ControllerOptions {
   readonly statusIntervalMs?: number;
   /** Does this replica own the pod (sharding)? @default always */
   readonly owns?: (pod: Pod) => boolean;
+  /** When this replica gained the pod in a shard handover (first-pass catch-up, ADR 0019). @default never */
+  readonly gainedAt?: (pod: Pod) => number | undefined;
   /** May this replica remediate the pod yet (shard handover)? @default always */
   readonly mayRemediate?: (pod: Pod) => boolean;
   /**
@@ -216,6 +218,7 @@ export class Controller {
       pods: this.pods.store,
       remediate: (req) => this.remediator.request(req),
       owns: options.owns ?? (() => true),
+      ...(options.gainedAt === undefined ? {} : { gainedAt: options.gainedAt }),
       stall: options.stallGuard,
     });
     this.remediator = new Remediator({

@@ -3,7 +3,7 @@ import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
 import { panicMessage } from '../panic/index.ts';
 import type { FailingPod, PanicState } from '../panic/index.ts';
-import { spreadDueAt } from '../probing/index.ts';
+import { handoverFirstPass, spreadDueAt } from '../probing/index.ts';
 import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
@@ -40,6 +40,12 @@ export interface TargetSetDeps {
    * phase in its period
    */
   readonly spread?: (key: string, periodMs: number, now: number) => number;
+  /**
+   * When this replica gained the pod from another member in a shard
+   * handover; a target planned within a period of that catches up a slot the
+   * hand-off may have lost (`handoverFirstPass`, ADR 0019). @default never
+   */
+  readonly gainedAt?: (pod: Pod) => number | undefined;
   /** Voids failed attempts that overlapped a stall of this process (ADR 0016). @default none */
   readonly stall?: StallGuard | undefined;
 }
@@ -401,13 +407,23 @@ export class TargetSet {
     const periodMs = target.plan.probe.periodSeconds * 1000;
     const startedAt = pod.containerStatuses.find((c) => c.name === target.plan.container)?.startedAt;
     const firstDueAt = at ?? (startedAt === undefined ? now : startedAt + target.plan.probe.initialDelaySeconds * 1000);
+    const first = at !== undefined || firstDueAt > now ? { dueAt: firstDueAt, phaseAt: firstDueAt } : this.#firstPass(target.plan.key, pod, periodMs, now);
     scheduler.upsert({
       key: target.plan.key,
       periodMs,
-      firstDueAt: at !== undefined || firstDueAt > now ? firstDueAt : (this.#d.spread ?? spreadDueAt)(target.plan.key, periodMs, now),
+      firstDueAt: first.dueAt,
+      phaseAt: first.phaseAt,
       share: { namespace: pod.namespace, policy: target.plan.policy },
       run: (signal) => this.#pass(target, signal),
     });
+  }
+
+  /** A running container's first pass: at the key's phase, catching up a slot a recent handover lost. */
+  #firstPass(key: string, pod: Pod, periodMs: number, now: number): { dueAt: number; phaseAt: number } {
+    const gained = this.#d.gainedAt?.(pod);
+    if (gained !== undefined && now - gained <= periodMs) return handoverFirstPass(key, periodMs, now);
+    const dueAt = (this.#d.spread ?? spreadDueAt)(key, periodMs, now);
+    return { dueAt, phaseAt: dueAt };
   }
 
   async #pass(target: Target, signal: AbortSignal): Promise<PassResult> {

@@ -18,6 +18,6 @@ export type { GrpcProbeRequest, HttpHeader, HttpProbeRequest, TcpProbeRequest } 
 export { maxProbeAttempts, probeWithRetries } from './retry.ts';
 export { Scheduler } from './scheduler/index.ts';
 export type { PassResult, ScheduledTarget, SchedulerOptions, SchedulerStats, Share } from './scheduler/index.ts';
-export { FairShare, spreadDueAt } from './scheduler/index.ts';
+export { FairShare, handoverFirstPass, spreadDueAt } from './scheduler/index.ts';
 export { EventLoopMonitor, StallLog, guardedAttempt, judgeAttempt } from './stall/index.ts';
 export type { ArmTimer, AttemptTiming, EventLoopMonitorOptions, StallGuard } from './stall/index.ts';

@@ -9,6 +9,9 @@ import type { ShardLease } from './lease.ts';
 import { LeaseWriter } from './lease-writer.ts';
 import { owner } from './rendezvous.ts';
 
+/** How long a release at shutdown may take before the Lease is left to expire. */
+const releaseTimeoutMs = 5000;
+
 /** What membership needs from the controller (kept narrow: sharding sits upstream of it). */
 export interface ShardHost {
   /** Caches synced: a replica joins only once it can probe what it gains at once. */
@@ -91,6 +94,11 @@ export class ShardMembership {
     return this.#ownerOf(pod.uid) === this.#o.identity;
   }
 
+  /** When this replica gained the pod from another member (see Handover); undefined if it did not, or no longer owns it. */
+  gainedAt(pod: Pod): number | undefined {
+    return this.owns(pod) ? this.#handover.gain(pod.uid)?.at : undefined;
+  }
+
   /** Remediation of a gained pod waits for the previous owner (see Handover). */
   mayRemediate(pod: Pod): boolean {
     return this.owns(pod) && this.#handover.mayRemediate(pod.uid, liveMembers(this.#leases(), this.#o.clock.now()), this.#o.clock.now());
@@ -164,7 +172,7 @@ export class ShardMembership {
       const wakeAt = Math.min(this.#standingDown ? clock.now() + renewMs : renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
       await clock.sleepUntil(wakeAt, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
     }
-    await this.#release();
+    await this.#release(releaseTimeoutMs);
     await watching;
   }
 
@@ -180,9 +188,26 @@ export class ShardMembership {
     }
   }
 
-  async #release(): Promise<void> {
+  /**
+   * Deletes the Lease after any write in flight. At shutdown (`timeoutMs`)
+   * the whole release is bounded: a renew still unfinished by half of it
+   * was aborted with the run's signal (so it cannot create the Lease again)
+   * and is not waited for any longer; the DELETE gets the rest. A Lease not
+   * released in time expires after its duration.
+   */
+  async #release(timeoutMs?: number): Promise<void> {
     try {
-      await this.#serialized(() => this.#writer.release());
+      if (timeoutMs === undefined) {
+        await this.#serialized(() => this.#writer.release());
+      } else {
+        const { clock } = this.#o;
+        const giveUp = new AbortController();
+        await Promise.race([this.#serial, clock.sleepUntil(clock.now() + timeoutMs / 2, giveUp.signal).catch(() => undefined)]);
+        giveUp.abort();
+        const release = this.#writer.release(AbortSignal.timeout(timeoutMs / 2));
+        this.#serial = release.catch(() => undefined);
+        await release;
+      }
       this.#o.observe?.({ type: 'released' });
     } catch (err: unknown) {
       this.#o.observe?.({ type: 'released', error: err });

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { owner } from '../../src/sharding/index.ts';
+import { spreadDueAt } from '../../src/probing/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from '../integration/support/controller.ts';
@@ -99,6 +100,13 @@ class HitMonitor {
   readonly lastHit = new Map<string, number>();
   readonly #seen = new Map<string, number>();
   readonly #maxGap = new Map<string, number>();
+  /** Each pod's hit times since the last reset(), and what the test did meanwhile: a failure says where a gap fell. */
+  readonly #hits = new Map<string, number[]>();
+  readonly #marks: { readonly t: number; readonly what: string }[] = [];
+  #resetAt = Date.now();
+  get resetAt(): number {
+    return this.#resetAt;
+  }
   readonly #pods: readonly NetPod[];
   readonly #podserve: Podserve;
   #stopped = false;
@@ -132,6 +140,9 @@ class HitMonitor {
         this.#seen.set(p.uid, n);
         this.#maxGap.set(p.uid, Math.max(this.#maxGap.get(p.uid) ?? 0, t - (this.lastHit.get(p.uid) ?? t)));
         this.lastHit.set(p.uid, t);
+        const times = this.#hits.get(p.uid);
+        if (times === undefined) this.#hits.set(p.uid, [t]);
+        else times.push(t);
       }
     }
   }
@@ -149,6 +160,20 @@ class HitMonitor {
 
   reset(): void {
     this.#maxGap.clear();
+    this.#hits.clear();
+    this.#marks.length = 0;
+    this.#resetAt = Date.now();
+  }
+
+  /** Notes what the test does now, for story(). */
+  mark(what: string): void {
+    this.#marks.push({ t: Date.now(), what });
+  }
+
+  /** A pod's hits and the test's marks since the last reset, in ms from it, in time order. */
+  story(uid: string): string {
+    const rows = [...(this.#hits.get(uid) ?? []).map((t) => ({ t, what: 'hit' })), ...this.#marks].sort((a, b) => a.t - b.t);
+    return rows.map((r) => `+${r.t - this.#resetAt} ${r.what}`).join(', ');
   }
 
   /** Ends the sampling; rejects if a sample failed (podserve gone). */
@@ -390,16 +415,23 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     await sleep(periodMs + 500);
     monitor!.reset();
     for (const id of ['r1', 'r2', 'r3']) {
+      monitor!.mark(`SIGTERM ${id}`);
       assert.equal(await stopGracefully(id), 0, `${id} exits 0`);
+      monitor!.mark(`${id} exited`);
       assert.ok(!(await leaseNames()).includes(`outprobe-shard-${id}`), `${id} released its Lease`);
       await sleep(500);
+      monitor!.mark(`start ${id}`);
       start(id);
       await converged(['r1', 'r2', 'r3']);
+      monitor!.mark(`${id} rejoined`);
       await sleep(periodMs);
     }
     const gap = monitor!.maxGap(open().map((p) => p.uid));
-    log(`rolling restart: longest gap between two probes of a pod ${gap.ms} ms`);
-    assert.ok(gap.ms <= 2 * periodMs + 1000, `pod ${gap.uid} unprobed for ${gap.ms} ms`);
+    const uid = gap.uid;
+    const first = owner(['r1', 'r2', 'r3'], uid);
+    const story = `pod ${uid} (owner ${first}, else ${owner(['r1', 'r2', 'r3'].filter((r) => r !== first), uid)}; its readiness phase ${spreadDueAt(`${ns}/web/${uid}/web/readiness`, periodMs, 0)} ms into each period, reset at ${monitor!.resetAt % periodMs} ms into one): ${monitor!.story(uid)}`;
+    log(`rolling restart: longest gap between two probes of a pod ${gap.ms} ms: ${story}`);
+    assert.ok(gap.ms <= 2 * periodMs + 1000, `unprobed for ${gap.ms} ms: ${story}`);
     assert.deepEqual(await leaseNames(), ['outprobe-shard-r1', 'outprobe-shard-r2', 'outprobe-shard-r3']);
     const rate = await probeRate(served(), open(), 2 * periodMs);
     assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after the restart: ${JSON.stringify(rate)}`);

@@ -13,6 +13,12 @@ export interface ScheduledTarget {
    */
   readonly firstDueAt: number;
   /**
+   * Where the ticks fall after the first pass: phaseAt + k·period. A first
+   * pass that catches up a missed slot runs now and keeps the ticks on that
+   * slot's phase (a shard handover, ADR 0019). @default the first pass
+   */
+  readonly phaseAt?: number;
+  /**
    * Spread the first pass uniformly over one period from now, with the
    * injected random source. The controller spreads its targets itself, by a
    * deterministic phase per key (`spreadDueAt`, ADR 0019), and does not use it.
@@ -133,7 +139,7 @@ export class Scheduler {
     const now = this.#clock.now();
     const jitter = target.jitter === true ? Math.floor(this.#random() * target.periodMs) : 0;
     const dueAt = Math.max(target.firstDueAt, now + jitter);
-    const entry: Entry = { target, generation: 0, dueAt, anchor: dueAt, running: undefined, triggered: false };
+    const entry: Entry = { target, generation: 0, dueAt, anchor: target.phaseAt ?? dueAt, running: undefined, triggered: false };
     this.#entries.set(target.key, entry);
     this.#schedule(entry, entry.dueAt);
   }

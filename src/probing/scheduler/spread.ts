@@ -14,6 +14,30 @@ export function spreadDueAt(key: string, periodMs: number, now: number): number 
   return now + offset;
 }
 
+/** When a target's first pass runs, and the phase its ticks keep afterwards. */
+export interface FirstPass {
+  readonly dueAt: number;
+  readonly phaseAt: number;
+}
+
+/**
+ * The first pass of a target this replica just gained in a shard handover.
+ * Every replica puts a key on the same absolute phase (`spreadDueAt`), so the
+ * previous owner probed it on that phase until it let go; only a slot that
+ * fell inside the hand-off itself (between the old owner's stop and this
+ * replica's plan: tens to hundreds of ms) went unprobed. A slot that fell in
+ * the last `catchUpMs` is therefore run at once, with the ticks kept on the
+ * phase (the next pass at the next slot); any other first pass waits for its
+ * slot. Without it, a slot lost in a replica's stop and another lost in its
+ * restart a period later left a pod unprobed for three periods.
+ * @param catchUpMs @default min(1 s, period / 2)
+ */
+export function handoverFirstPass(key: string, periodMs: number, now: number, catchUpMs = Math.min(1000, periodMs / 2)): FirstPass {
+  const next = spreadDueAt(key, periodMs, now);
+  const last = next === now ? now : next - periodMs;
+  return now - last <= catchUpMs ? { dueAt: now, phaseAt: last } : { dueAt: next, phaseAt: next };
+}
+
 /** 32-bit FNV-1a over UTF-16 code units: cheap, deterministic, well mixed for short keys. */
 export function fnv1a(text: string): number {
   let h = 0x811c9dc5;

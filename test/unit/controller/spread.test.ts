@@ -5,7 +5,7 @@ import type { Probers } from '../../../src/controller/runner.ts';
 import { TargetSet } from '../../../src/controller/target-set.ts';
 import type { Pod } from '../../../src/kube/index.ts';
 import type { ProbePolicy } from '../../../src/policy/index.ts';
-import { Scheduler } from '../../../src/probing/index.ts';
+import { Scheduler, spreadDueAt } from '../../../src/probing/index.ts';
 import type { Outcome } from '../../../src/probing/index.ts';
 import { AddressGuard } from '../../../src/targets/index.ts';
 import { GateWriter } from '../../../src/writeback/index.ts';
@@ -53,7 +53,7 @@ const flush = async (): Promise<void> => {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-function setup() {
+function setup(gainedAt?: (pod: Pod) => number | undefined) {
   const clock = new FakeClock(t0);
   const scheduler = new Scheduler({ clock, random: () => 0, concurrency: 1024 });
   const gates = new GateWriter({ clock, patch: () => Promise.resolve<GatePatchResult>({ resourceVersion: '2' }) });
@@ -64,7 +64,7 @@ function setup() {
   const ok = (): Promise<Outcome> => Promise.resolve({ kind: 'success', output: '' });
   const probers: Probers = { httpGet: ok, tcpSocket: ok, grpc: ok };
   const set = new TargetSet({
-    clock, scheduler, gates, guard: new AddressGuard(['127.0.0.0/8']), probers, policies, pods, remediate: () => undefined, owns: () => true,
+    clock, scheduler, gates, guard: new AddressGuard(['127.0.0.0/8']), probers, policies, pods, remediate: () => undefined, owns: () => true, ...(gainedAt === undefined ? {} : { gainedAt }),
     observe: (e) => {
       if (e.type !== 'probe') return;
       const list = probes.get(e.pod.uid) ?? [];
@@ -91,7 +91,7 @@ function setup() {
   };
   /** Each pod's first probe at or after `from`. */
   const firstSince = (from: number): number[] => [...probes.values()].map((ts) => ts.find((at) => at >= from) ?? Number.NaN);
-  return { clock, pods, set, apply, remove, runFor, firstSince };
+  return { clock, pods, set, apply, remove, runFor, firstSince, probes };
 }
 
 /** The most first probes in one tenth of the period, as a multiple of a fair share (n / 10). */
@@ -149,5 +149,43 @@ describe('first probes of newly planned targets are spread over their period', (
     t.apply(policy('/healthz', 5), 1);
     await t.runFor(6_000);
     assert.deepEqual(new Set(t.firstSince(t0)), new Set([t0 + 5_000]));
+  });
+
+  it('a pod gained in a shard handover: a slot the hand-off lost (within the last second) is probed at once, then the phase is kept; other gained pods wait for their slot', async () => {
+    let gained: number | undefined;
+    const t = setup(() => gained);
+    t.apply(policy('/healthz'), 1);
+    await t.runFor(periodMs);
+    // The previous owner's slots: each pod's phase. Hand the pods over 400 ms after ~a tenth of them had their slot.
+    gained = t.clock.now();
+    addPods(t, t0 - 3_600_000);
+    const at = t.clock.now();
+    await t.runFor(3 * periodMs, 50);
+    const phaseOf = (i: number): number => spreadDueAt(`shop/web/uid-${i}/web/readiness`, periodMs, at);
+    let caughtUp = 0;
+    for (let i = 0; i < n; i++) {
+      const runs = t.probes.get(`uid-${i}`) ?? [];
+      const slot = phaseOf(i);
+      const lastSlot = slot === at ? at : slot - periodMs;
+      if (at - lastSlot <= 1_000) {
+        caughtUp++;
+        assert.ok(runs[0] !== undefined && runs[0] - at <= 50, `uid-${i}: its slot fell ${at - lastSlot} ms before the handover: probed at once, not at ${runs[0]}`);
+        assert.ok(runs[1] !== undefined && runs[1] - (lastSlot + periodMs) < 50 && runs[1] >= lastSlot + periodMs, `uid-${i}: then on its phase`);
+      } else {
+        assert.ok(runs[0] !== undefined && runs[0] >= slot && runs[0] < slot + 100, `uid-${i}: first probe at its slot ${slot}, not ${runs[0]}`);
+      }
+      assert.ok(runs[2] !== undefined && (runs[2] - slot) % periodMs < 100, `uid-${i}: stays on its phase`);
+    }
+    // About a tenth of the pods (1 s of a 10 s period) are caught up; the rest stay spread.
+    assert.ok(caughtUp > n * 0.05 && caughtUp < n * 0.17, `caught up ${caughtUp} of ${n}`);
+    // A pod gained longer ago than a period is planned like any other (no catch-up).
+    gained = t.clock.now() - 2 * periodMs;
+    const p = pod(n, t0 - 3_600_000);
+    const planned = t.clock.now();
+    t.pods.set(`shop/${p.name}`, p);
+    t.set.onPod('ADDED', p, undefined);
+    await t.runFor(periodMs + 200, 50);
+    const slot = spreadDueAt(`shop/web/uid-${n}/web/readiness`, periodMs, planned);
+    assert.ok((t.probes.get(`uid-${n}`)?.[0] ?? 0) >= slot, 'no catch-up for an old gain');
   });
 });

@@ -73,6 +73,15 @@ describe('Scheduler', () => {
     assert.deepEqual(runs, [0, 1_000, 2_000, 3_000, 4_000]);
   });
 
+  it('phaseAt keeps the ticks on a phase before the first pass: a catch-up pass now, then the next slot (shard handover)', async () => {
+    const { clock, scheduler, rec } = setup();
+    clock.advance(1_300);
+    // The slot at 1,000 was lost in a hand-off: run now, then on 2,000, 3,000, ...
+    scheduler.upsert(rec.target('gained', 1_000, 1_300, { phaseAt: 1_000 }));
+    await runUntil(clock, scheduler, 4_000);
+    assert.deepEqual(rec.runs, [1_300, 2_000, 3_000, 4_000]);
+  });
+
   it('a pass longer than the period is followed at once by one more, then the ticks resume in phase (as measured on Go 1.26)', async () => {
     // Measured with a real time.Ticker (100 ms, work 250/30/30/130/30 ms):
     // passes at 0, 250, 300, 400, 530. Scaled ×10 here.

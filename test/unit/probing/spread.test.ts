@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { spreadDueAt } from '../../../src/probing/index.ts';
+import { handoverFirstPass, spreadDueAt } from '../../../src/probing/index.ts';
 
 describe('spreadDueAt (ADR 0019)', () => {
   it('falls within one period from now, at the same phase for the same key whenever it is asked', () => {
@@ -27,5 +27,30 @@ describe('spreadDueAt (ADR 0019)', () => {
 
   it('a zero period is due now', () => {
     assert.equal(spreadDueAt('k', 0, 42), 42);
+  });
+});
+
+describe('handoverFirstPass (ADR 0019: a slot lost in a shard hand-off is caught up)', () => {
+  const period = 10_000;
+  const key = 'shop/web/uid-7/web/readiness';
+  const phase = spreadDueAt(key, period, 0);
+  const base = 1_700_000_000_000 - (1_700_000_000_000 % period) + phase; // a slot of this key
+
+  it('a slot that fell within the last second runs now, and the ticks stay on its phase', () => {
+    for (const late of [0, 1, 400, 1_000]) {
+      assert.deepEqual(handoverFirstPass(key, period, base + late), { dueAt: base + late, phaseAt: base }, `${late} ms after the slot`);
+    }
+  });
+
+  it('an older slot is not caught up: the first pass waits for the next slot', () => {
+    for (const late of [1_001, 5_000, 9_999]) {
+      assert.deepEqual(handoverFirstPass(key, period, base + late), { dueAt: base + period, phaseAt: base + period }, `${late} ms after the slot`);
+    }
+  });
+
+  it('catches up at most half a period (short periods)', () => {
+    assert.deepEqual(handoverFirstPass(key, 1_000, 500_000 + spreadDueAt(key, 1_000, 0) + 500), { dueAt: 500_000 + spreadDueAt(key, 1_000, 0) + 500, phaseAt: 500_000 + spreadDueAt(key, 1_000, 0) });
+    const next = handoverFirstPass(key, 1_000, 500_000 + spreadDueAt(key, 1_000, 0) + 501);
+    assert.deepEqual(next, { dueAt: 501_000 + spreadDueAt(key, 1_000, 0), phaseAt: 501_000 + spreadDueAt(key, 1_000, 0) });
   });
 });
