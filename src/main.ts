@@ -358,6 +358,7 @@ async function main(): Promise<number> {
       ? {}
       : {
           owns: (pod) => sharding.owns(pod),
+          gainedAt: (pod) => sharding.gainedAt(pod),
           mayRemediate: (pod) => sharding.mayRemediate(pod),
           writesStatus: (uid) => sharding.writesStatus(uid),
           aggregate: (key, local) => sharding.aggregate(key, local),
@@ -390,10 +391,12 @@ async function main(): Promise<number> {
   guard.check = startSelfCheck({ config, port: server.port, controller, sharding, log, metrics, events });
   metrics.setReplicaImpaired(false);
   const stop = new AbortController();
+  const stages = new ShutdownStages();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
       log.info(`${sig}: shutting down`);
       stop.abort();
+      watchShutdown(stages, config.shutdownTimeoutMs, log);
     });
   }
   const gauges = setInterval(() => {
@@ -410,7 +413,7 @@ async function main(): Promise<number> {
     metrics.setProbesInFlight(controller.scheduler.inFlightByNamespace());
   }, 5000);
   // Sharding joins once the controller's caches are synced and releases its Lease on stop.
-  const shardDone = sharding?.run(stop.signal, {
+  const shardDone = stages.track('shard Lease release', Promise.resolve(sharding?.run(stop.signal, {
     get ready() {
       return controller.ready;
     },
@@ -421,23 +424,50 @@ async function main(): Promise<number> {
       metrics.setOwnedTargets(controller.targets.size);
     },
     annotations: () => (guard.check === undefined ? {} : { [peerAnnotation]: encodeReport(guard.check.report()) }),
-  });
-  const selfCheckDone = runSelfCheck(guard.check, sharding, controller, stop.signal);
-  const webhookDone = startWebhook(config, client, controller, log, metrics).run(stop.signal);
-  await controller.run(stop.signal);
+  })));
+  const selfCheckDone = stages.track('self-check', runSelfCheck(guard.check, sharding, controller, stop.signal));
+  const webhookDone = stages.track('webhook', startWebhook(config, client, controller, log, metrics).run(stop.signal));
+  await stages.track('controller (probes, reflectors, gate writes in flight)', controller.run(stop.signal));
   await webhookDone;
   await shardDone;
   await selfCheckDone;
   clearInterval(gauges);
   loopMonitor.stop();
-  await server.close();
-  await events.close(); // open ReadinessGateChangesFolded summaries are written before the connections close
-  await client.close();
-  await leaseClient?.close();
-  await metricsAuth.close();
-  await secondOpinion.close();
+  await stages.track('metrics server', server.close());
+  await stages.track('Events', events.close()); // open ReadinessGateChangesFolded summaries are written before the connections close
+  await stages.track('API connections', Promise.all([client.close(), leaseClient?.close(), metricsAuth.close(), secondOpinion.close()]));
   log.info('outprobe stopped');
   return 0;
+}
+
+/** The parts of a stop still under way, by name: what a stop that overran its time is waiting for. */
+class ShutdownStages {
+  readonly #pending = new Set<string>();
+
+  track<T>(name: string, work: Promise<T>): Promise<T> {
+    this.#pending.add(name);
+    return work.finally(() => this.#pending.delete(name));
+  }
+
+  get pending(): string[] {
+    return [...this.#pending];
+  }
+}
+
+/**
+ * Bounds a stop: a quarter of the way in, says what it still waits for; at
+ * the timeout, says it again as an error and exits 1 (the shard Lease, the
+ * first thing released, is bounded on its own at 5 s and otherwise expires).
+ * The timers never keep a finished process alive.
+ */
+function watchShutdown(stages: ShutdownStages, timeoutMs: number, log: Logger): void {
+  setTimeout(() => {
+    if (stages.pending.length > 0) log.warn('shutdown is taking long', { waitingFor: stages.pending, afterMs: Math.round(timeoutMs / 4) });
+  }, timeoutMs / 4).unref();
+  setTimeout(() => {
+    log.error('shutdown did not finish in time: exiting', { waitingFor: stages.pending, timeoutMs });
+    process.exit(1);
+  }, timeoutMs).unref();
 }
 
 main().then(

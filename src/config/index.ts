@@ -30,6 +30,7 @@ const options = {
   'max-halt-above-percent-failing': { type: 'string', env: 'OUTPROBE_MAX_HALT_ABOVE_PERCENT_FAILING', help: 'Ceiling for every policy\'s remediation.haltAbovePercentFailing (0-100); a policy asking more is clamped and told so (default 50)' },
   'allow-delete-action': { type: 'boolean', env: 'OUTPROBE_ALLOW_DELETE_ACTION', help: 'Honour liveness.action Delete; without it such policies are remediated by Eviction (PDB-aware) and told so (default false)' },
   'allowed-probe-cidrs': { type: 'string', env: 'OUTPROBE_ALLOWED_PROBE_CIDRS', help: 'Comma-separated CIDRs pod IPs must be in to be probed (default: any pod IP). Never probed, even if listed: link-local (169.254.0.0/16, fe80::/10), cloud metadata (fd00:ec2::254, 100.100.100.200, 168.63.129.16), unspecified, multicast, broadcast, and these IPv4 addresses in IPv6 form (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::/96, 2002::/16). Loopback (127.0.0.0/8, ::1) only when a listed CIDR lies inside it (0.0.0.0/0 does not count). On hostNetwork pods only ports the container declares (ports[].containerPort) are probed, redirect hops included' },
+  'shutdown-timeout': { type: 'string', env: 'OUTPROBE_SHUTDOWN_TIMEOUT', help: 'Seconds a stop (SIGTERM) may take: the shard Lease is released first (within 5 s at most); what is still unfinished then is logged by name and the process exits 1. Keep it below the pod\'s terminationGracePeriodSeconds (default 20)' },
   'stall-bound': { type: 'string', env: 'OUTPROBE_STALL_BOUND', help: 'Seconds of event-loop delay (a GC pause, long synchronous work, CPU throttling) beyond which a failed probe attempt that overlapped it, or whose timeout fired that late, is void: retried, never counted as a failure; successes always count. 0 turns the guard off (default 0.5)' },
   'status-interval': { type: 'string', env: 'OUTPROBE_STATUS_INTERVAL', help: 'Seconds between ProbePolicy status refreshes (written only when changed; default 2)' },
   'kube-probe-version': { type: 'string', env: 'OUTPROBE_KUBE_PROBE_VERSION', help: 'Version in the User-Agent kube-probe/<major>.<minor> (default: the API server\'s)' },
@@ -87,6 +88,8 @@ export const configSchema = z.object({
   allowDeleteAction: z.boolean(),
   allowedCidrs: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'must be a CIDR like 10.0.0.0/8')),
   statusIntervalMs: z.coerce.number().positive().transform((s) => Math.round(s * 1000)),
+  /** How long a stop may take before the process logs what is unfinished and exits 1. @default 20000 */
+  shutdownTimeoutMs: z.coerce.number().min(1).max(3600).transform((s) => Math.round(s * 1000)),
   /** The stall guard's bound in ms (ADR 0016); 0: off. @default 500 */
   stallBoundMs: z.coerce.number().min(0).max(60).transform((s) => Math.round(s * 1000)),
   kubeProbeVersion: z.string().regex(/^\d+\.\d+\+?$/, 'must be <major>.<minor>').optional(),
@@ -236,7 +239,7 @@ function eventConfig(get: (name: keyof typeof options) => string | boolean | und
 }
 
 function guardConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
-  return { stallBoundMs: get('stall-bound') ?? 0.5 };
+  return { stallBoundMs: get('stall-bound') ?? 0.5, shutdownTimeoutMs: get('shutdown-timeout') ?? 20 };
 }
 
 function shardingConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {

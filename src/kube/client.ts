@@ -173,7 +173,7 @@ export class KubeClient {
     await this.#limiter.acquire(signal);
     const started = this.#clock.now();
     this.#watchAgent.agent ??= apiAgent(this.connection, { http2: false, connections: 0 });
-    const response = await this.#dispatch({ method: 'GET', path, query, signal }, this.#watchAgent.agent);
+    const response = await this.#dispatch({ method: 'GET', path, query, signal }, this.#watchAgent.agent, 0);
     this.#record('WATCH', path, response.statusCode, started);
     if (response.statusCode >= 400) throw await toError(response);
     let pending = '';
@@ -213,7 +213,13 @@ export class KubeClient {
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
-  #dispatch(options: RequestOptions, agent: Agent = this.#agent): Promise<Dispatcher.ResponseData> {
+  /**
+   * `bodyTimeoutMs`: the longest silence while a response body is read. A
+   * watch waits for ever (0); a JSON call gets the API server's own limit on
+   * a non-long-running request (60 s), so a stalled stream cannot hold a
+   * caller, a shutdown among them, for ever.
+   */
+  #dispatch(options: RequestOptions, agent: Agent = this.#agent, bodyTimeoutMs = 60_000): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
     const token = this.connection.token?.();
     if (token !== undefined && token !== '') headers['authorization'] = `Bearer ${token}`;
@@ -230,7 +236,7 @@ export class KubeClient {
       body,
       signal: options.signal ?? null,
       headersTimeout: 60_000,
-      bodyTimeout: 0,
+      bodyTimeout: bodyTimeoutMs,
     });
   }
 

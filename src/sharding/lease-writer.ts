@@ -43,12 +43,12 @@ export class LeaseWriter {
     }
   }
 
-  /** Deletes the Lease so the others take over at once (graceful shutdown). */
-  async release(): Promise<void> {
+  /** Deletes the Lease so the others take over at once (graceful shutdown); `signal` bounds the call. */
+  async release(signal?: AbortSignal): Promise<void> {
     if (this.#current === undefined) return;
     this.#current = undefined;
     try {
-      await this.#o.client.request({ method: 'DELETE', path: `${this.#path}/${leaseName(this.#o.identity)}`, retry: false });
+      await this.#o.client.request({ method: 'DELETE', path: `${this.#path}/${leaseName(this.#o.identity)}`, retry: false, ...(signal === undefined ? {} : { signal }) });
     } catch (err: unknown) {
       if (!isKubeError(err, 'NotFound')) throw err;
     }

@@ -84,6 +84,21 @@ describe('loadConfig', () => {
     assert.equal(r.config.statusIntervalMs, 2000);
     assert.equal(r.config.maxProbeTimeoutSeconds, 60);
     assert.equal(r.config.stallBoundMs, 500);
+    assert.equal(r.config.shutdownTimeoutMs, 20_000);
+  });
+
+  it('--shutdown-timeout [OUTPROBE_SHUTDOWN_TIMEOUT] bounds a stop, in seconds, 1 to 3600', () => {
+    const fromFlag = loadConfig(['--shutdown-timeout', '7.5'], { OUTPROBE_SHUTDOWN_TIMEOUT: '9' });
+    assert.ok(fromFlag.ok);
+    assert.equal(fromFlag.config.shutdownTimeoutMs, 7500);
+    const fromEnv = loadConfig([], { OUTPROBE_SHUTDOWN_TIMEOUT: '9' });
+    assert.ok(fromEnv.ok);
+    assert.equal(fromEnv.config.shutdownTimeoutMs, 9000);
+    for (const bad of ['0', 'later', '3601']) {
+      const r = loadConfig([`--shutdown-timeout=${bad}`], {});
+      assert.ok(!r.ok, bad);
+      assert.match(r.message, /shutdownTimeoutMs/);
+    }
   });
 
   it('--stall-bound [OUTPROBE_STALL_BOUND] sets the stall guard\'s bound in seconds; 0 turns it off', () => {
