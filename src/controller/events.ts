@@ -31,7 +31,8 @@ export type ControllerEvent =
   | { readonly type: 'policy-limited'; readonly policy: PolicyRef; readonly notes: readonly string[] }
   | { readonly type: 'policy-timeout-capped'; readonly policy: PolicyRef; readonly capped: readonly CappedTimeout[] }
   | { readonly type: 'policy-removed'; readonly policy: PolicyRef }
-  | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
+  /** A probe block plans no target on a pod; `policy` is absent only when the policy went away meanwhile. */
+  | { readonly type: 'plan-issue'; readonly issue: PlanIssue; readonly pod: PodRef; readonly policy?: PolicyRef }
   | { readonly type: 'gate-conflict'; readonly policy: PolicyRef; readonly message: string }
   | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }
   | {

@@ -116,6 +116,8 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     },
     'plan-issue': (e) => {
       log.warn(e.issue.message, { policy: e.issue.policy });
+      // A container whose own probe a fromContainer policy cannot run (ADR 0023): said on the pod, never guessed.
+      if (e.issue.code !== 'container_missing') emit(podObject(e.pod), 'Warning', 'ContainerProbeUnavailable', `ProbePolicy ${e.policy?.name ?? e.issue.policy}: ${e.issue.message}`);
     },
     'status-write': (e) => {
       if (e.result === 'failed') log.warn('status write failed, will retry', { policy: ref(e.policy), error: errorText(e.error) });

@@ -8,7 +8,7 @@ import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
-import type { AddressGuard, TargetPlan } from '../targets/index.ts';
+import type { AddressGuard, PlanIssue, TargetPlan } from '../targets/index.ts';
 import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
 import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
@@ -96,7 +96,7 @@ export class TargetSet {
   /** pod key → its position in the informer's store (a Map: insertion order, kept on update). */
   readonly #seq = new Map<string, number>();
   #nextSeq = 0;
-  readonly #planIssues = new Map<string, Map<string, string>>();
+  readonly #planIssues = new Map<string, Map<string, PlanIssue>>();
   /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
   readonly #conflicts = new Map<string, Map<string, string>>();
   readonly #panic: PanicGuard;
@@ -164,7 +164,7 @@ export class TargetSet {
     if (!owned) this.#d.gates.forget(pod.uid);
     const selecting = [...this.#d.policies.values()].filter((e) => e.policy !== undefined && selects(e.policy, pod));
     const { wanted, issues, losers } = owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod, selecting) : emptyPlan();
-    this.#setIssues(pod.uid, issues);
+    this.#setIssues(pod, issues);
     this.#setConflicts(pod, losers);
     const existing = this.#byPod.get(pod.uid) ?? new Set<string>();
     for (const key of existing) if (!wanted.has(key)) this.#remove(key);
@@ -173,7 +173,7 @@ export class TargetSet {
   }
 
   /** The targets every policy that selects the pod asks for, its plan issues, and the policies that lost a gate-type claim on it. */
-  #plan(pod: Pod, selecting: readonly PolicyEntry[]): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
+  #plan(pod: Pod, selecting: readonly PolicyEntry[]): { wanted: Map<string, TargetPlan>; issues: Map<string, PlanIssue>; losers: Map<string, string> } {
     const { wanted, issues } = emptyPlan();
     const losers = gateClaims(selecting, pod);
     for (const entry of selecting) {
@@ -181,7 +181,7 @@ export class TargetSet {
       const planned = planTargets(entry.policy, pod);
       // A policy that lost the claim on its gate type here plans no readiness target on this pod.
       for (const t of planned.targets) if (!(t.kind === 'readiness' && losers.has(entry.key))) wanted.set(t.key, t);
-      for (const i of planned.issues) issues.set(i.policy, i.message);
+      for (const i of planned.issues) issues.set(i.policy, i);
     }
     return { wanted, issues, losers };
   }
@@ -253,6 +253,7 @@ export class TargetSet {
       ungated: gate === undefined ? 0 : tally.ungated,
       erroring: tally.erroring.size,
       planIssues: tally.planIssues(),
+      containerProbeIssues: tally.probeIssues,
       halted: remediator.halted(entry.key),
       readinessPanic: this.#panic.report(entry.key),
     };
@@ -297,7 +298,8 @@ export class TargetSet {
       foreign: gate !== undefined && entry.policy?.spec.mode === 'Enforce' && pod.readinessGates.includes(gate) && foreignGate(pod, gate),
       failing: this.#failing(entry.key, pod.uid),
       gated: this.#gated(entry, pod, counted),
-      issue: this.#planIssues.get(pod.uid)?.get(entry.key),
+      issue: this.#planIssues.get(pod.uid)?.get(entry.key)?.message,
+      probeIssue: containerProbeIssue(this.#planIssues.get(pod.uid)?.get(entry.key)),
     };
   }
 
@@ -349,13 +351,16 @@ export class TargetSet {
     }
   }
 
-  #setIssues(uid: string, issues: Map<string, string>): void {
-    const before = this.#planIssues.get(uid);
-    for (const [policy, message] of issues) {
-      if (before?.get(policy) !== message) this.#d.observe({ type: 'plan-issue', issue: { policy, podKey: uid, message } });
+  #setIssues(pod: Pod, issues: Map<string, PlanIssue>): void {
+    const before = this.#planIssues.get(pod.uid);
+    for (const [policy, issue] of issues) {
+      if (before?.get(policy)?.message === issue.message) continue;
+      const entry = this.#d.policies.get(policy);
+      const ref = entry === undefined ? undefined : { namespace: entry.namespace, name: entry.name, uid: entry.uid };
+      this.#d.observe({ type: 'plan-issue', issue, pod: podRef(pod), ...(ref === undefined ? {} : { policy: ref }) });
     }
-    if (issues.size === 0) this.#planIssues.delete(uid);
-    else this.#planIssues.set(uid, issues);
+    if (issues.size === 0) this.#planIssues.delete(pod.uid);
+    else this.#planIssues.set(pod.uid, issues);
   }
 
   #upsert(plan: TargetPlan, pod: Pod, old: Pod | undefined): void {
@@ -663,6 +668,11 @@ export class TargetSet {
   }
 }
 
+/** A `fromContainer` issue (the container's probe is missing or refused), as opposed to a missing container. */
+function containerProbeIssue(issue: PlanIssue | undefined): boolean {
+  return issue !== undefined && issue.code !== 'container_missing';
+}
+
 /** Whether the panic threshold's candidates change with this transition (it was, or is now, a confirmed failure). */
 function joinsOrLeavesFailing(target: Target, wasFailing: boolean): boolean {
   return wasFailing || confirmedResult(target.state) === 'failure';
@@ -681,7 +691,7 @@ function noteTarget(tally: PolicyTally, key: string, t: Target | undefined): voi
  * would overwrite each other: the older one keeps the type, each younger one
  * is reported (policy key → message) and writes nothing there.
  */
-function emptyPlan(): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
+function emptyPlan(): { wanted: Map<string, TargetPlan>; issues: Map<string, PlanIssue>; losers: Map<string, string> } {
   return { wanted: new Map(), issues: new Map(), losers: new Map() };
 }
 

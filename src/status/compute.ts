@@ -39,6 +39,8 @@ export interface StatusInput {
   /** Targets whose last attempts errored (bad port, no IP, ...). */
   readonly erroring: number;
   readonly planIssues: readonly string[];
+  /** Of the pods with plan issues, those whose container's own probe (`fromContainer`) is missing or refused (ADR 0023). @default 0 */
+  readonly containerProbeIssues?: number;
   /**
    * Pods on which this policy does not write its readiness condition because
    * an older ProbePolicy writes the same condition type there (one message each).
@@ -69,7 +71,7 @@ function degraded(i: StatusInput): Draft {
   if (foreign > 0) parts.push(`${foreign} pod(s) carry this condition type written by another writer (not outprobe): outprobe does not write it there`);
   parts.push(...i.planIssues.slice(0, 3));
   if (parts.length === 0) return { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'All targets probe cleanly' };
-  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : foreign > 0 ? 'ForeignCondition' : 'ContainerMissing';
+  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : foreign > 0 ? 'ForeignCondition' : (i.containerProbeIssues ?? 0) > 0 ? 'ContainerProbeUnavailable' : 'ContainerMissing';
   return { type: 'Degraded', status: 'True', reason, message: parts.join('; ') };
 }
 
