@@ -48,6 +48,7 @@ export function parseStoredStatus(raw: RawPolicy['status']): PolicyStatus | unde
     ready: num(raw.ready),
     failing: num(raw.failing),
     ungated: num(raw.ungated),
+    diverged: num(raw.diverged),
     remediations: num(raw.remediations),
     message: typeof raw.message === 'string' ? raw.message : '',
     conditions,

@@ -110,6 +110,13 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       metrics.forgetPolicy(ref(e.policy));
       log.info('ProbePolicy removed', { policy: ref(e.policy) });
     },
+    divergence: (e) => {
+      if (e.diverged) emit(podObject(e.pod), 'Warning', 'ReachabilityDiverged', e.message);
+      log.info(e.diverged ? 'pod readiness diverged: the node and outprobe disagree' : 'pod readiness converged', { policy: ref(e.policy), pod: ref(e.pod), message: e.message });
+    },
+    'divergence-count': (e) => {
+      metrics.setDivergentPods(e.policy.namespace, ref(e.policy), e.diverged);
+    },
     'gate-conflict': (e) => {
       emit(policyObject(e.policy), 'Warning', 'ConditionTypeConflict', e.message);
       log.warn(e.message, { policy: ref(e.policy) });

@@ -5,6 +5,8 @@ import { panicMessage } from '../panic/index.ts';
 import type { FailingPod, PanicState } from '../panic/index.ts';
 import { spreadDueAt } from '../probing/index.ts';
 import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
+import { decideDivergence, divergenceMessage } from '../divergence/index.ts';
+import type { Divergence } from '../divergence/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
@@ -42,6 +44,8 @@ export interface TargetSetDeps {
   readonly spread?: (key: string, periodMs: number, now: number) => number;
   /** Voids failed attempts that overlapped a stall of this process (ADR 0016). @default none */
   readonly stall?: StallGuard | undefined;
+  /** This replica's name, in divergence Events ("fails from replica X"). @default 'outprobe' */
+  readonly replica?: string | undefined;
 }
 
 const podKeyOf = (pod: Pod): string => `${pod.namespace}/${pod.name}`;
@@ -234,12 +238,17 @@ export class TargetSet {
     return this.#tallies.get(policyKey)?.budgetPods(remediating) ?? [];
   }
 
+  /** This replica's count of the policy's diverged pods (ADR 0023). */
+  divergedCount(policyKey: string): number {
+    return this.#tallies.get(policyKey)?.diverged ?? 0;
+  }
+
   /** The policy's status input, from counts kept as pods and targets change: O(1) in pods. */
   statusInput(entry: PolicyEntry, synced: boolean, remediator: Remediator): Omit<StatusInput, 'now'> {
     const policy = entry.policy;
     const remediations = (entry.stored?.remediations ?? 0) + remediator.count(entry.key);
     const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry), limited: entry.limited ?? [] };
-    if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, planIssues: [], halted: false };
+    if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, diverged: 0, planIssues: [], halted: false };
     const tally = this.#tallies.get(entry.key) ?? new PolicyTally();
     const gate = policy.spec.readiness?.conditionType;
     return {
@@ -252,6 +261,7 @@ export class TargetSet {
       failing: tally.failing,
       ungated: gate === undefined ? 0 : tally.ungated,
       erroring: tally.erroring.size,
+      diverged: tally.diverged,
       planIssues: tally.planIssues(),
       containerProbeIssues: tally.probeIssues,
       halted: remediator.halted(entry.key),
@@ -273,7 +283,7 @@ export class TargetSet {
     const keys = new Set<string>();
     for (const entry of selecting) {
       keys.add(entry.key);
-      this.#tally(entry.key).set(podKey, this.#markOf(entry, pod, seq));
+      this.#setMark(this.#tally(entry.key), entry, pod, this.#markOf(entry, pod, seq));
     }
     for (const key of this.#podPolicies.get(podKey) ?? []) if (!keys.has(key)) this.#tallies.get(key)?.delete(podKey);
     if (keys.size === 0) this.#podPolicies.delete(podKey);
@@ -300,7 +310,53 @@ export class TargetSet {
       gated: this.#gated(entry, pod, counted),
       issue: this.#planIssues.get(pod.uid)?.get(entry.key)?.message,
       probeIssue: containerProbeIssue(this.#planIssues.get(pod.uid)?.get(entry.key)),
+      diverged: this.#divergence(entry.key, pod).diverged,
     };
+  }
+
+  /** The policy's readiness target on the pod (on this replica), if any. */
+  #readinessOf(policyKey: string, uid: string): Target | undefined {
+    for (const key of this.#byPod.get(uid) ?? []) {
+      const t = this.#targets.get(key);
+      if (t !== undefined && t.plan.policy === policyKey && t.plan.kind === 'readiness') return t;
+    }
+    return undefined;
+  }
+
+  /** Whether the node's ContainersReady and this policy's confirmed readiness disagree, stably (ADR 0023). */
+  #divergence(policyKey: string, pod: Pod): Divergence & { readonly target?: Target } {
+    const target = this.#readinessOf(policyKey, pod.uid);
+    if (target === undefined) return { diverged: false };
+    const c = pod.conditions.find((x) => x.type === 'ContainersReady');
+    const since = c?.lastTransitionTime === undefined ? undefined : Date.parse(c.lastTransitionTime);
+    const node = c === undefined ? undefined : { status: c.status, since: Number.isFinite(since) ? since : undefined, reason: c.reason };
+    const d = decideDivergence({ outside: confirmedResult(target.state), node, periodMs: target.plan.probe.periodSeconds * 1000, now: this.#d.clock.now() });
+    return { ...d, target };
+  }
+
+  /**
+   * A pod's mark changes: an Event when it turns diverged (once per
+   * transition into divergence), a log line when it stops being so.
+   */
+  #setMark(tally: PolicyTally, entry: PolicyEntry, pod: Pod, mark: PodMark): void {
+    const before = tally.get(podKeyOf(pod));
+    tally.set(podKeyOf(pod), mark);
+    const was = before !== undefined && before.uid === mark.uid && before.counted && before.diverged === true;
+    const is = mark.counted && mark.diverged === true;
+    if (was === is) return;
+    const policy = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
+    const d = is ? this.#divergence(entry.key, pod) : { diverged: false as const };
+    const message = d.diverged && d.target !== undefined
+      ? divergenceMessage({
+          node: d.node,
+          nodeReason: pod.conditions.find((x) => x.type === 'ContainersReady')?.reason,
+          policy: entry.name,
+          container: d.target.plan.container,
+          replica: this.#d.replica ?? 'outprobe',
+          output: d.target.lastFailure,
+        })
+      : `ProbePolicy ${entry.name}: the node and outprobe agree again on the pod's readiness`;
+    this.#d.observe({ type: 'divergence', pod: podRef(pod), policy, diverged: is, message });
   }
 
   /** What `#gatedTargets` walks for, for one pod (its targets exist only while this replica owns it). */
@@ -325,7 +381,8 @@ export class TargetSet {
     if (mark === undefined || mark.uid !== plan.podUid || entry === undefined || pod === undefined || pod.uid !== plan.podUid) return;
     const failing = this.#failing(plan.policy, plan.podUid);
     const gated = this.#gated(entry, pod, mark.counted);
-    if (failing !== mark.failing || gated !== mark.gated) tally.set(plan.podKey, { ...mark, failing, gated });
+    const diverged = plan.kind === 'readiness' ? this.#divergence(plan.policy, pod).diverged : (mark.diverged ?? false);
+    if (failing !== mark.failing || gated !== mark.gated || diverged !== mark.diverged) this.#setMark(tally, entry, pod, { ...mark, failing, gated, diverged });
   }
 
   #failing(policyKey: string, uid: string): boolean {

@@ -22,6 +22,8 @@ export interface PolicyStatus {
   readonly ready: number;
   readonly failing: number;
   readonly ungated: number;
+  /** Selected pods whose node (ContainersReady) and outprobe disagree on readiness, stably (ADR 0023). */
+  readonly diverged: number;
   readonly remediations: number;
   readonly message: string;
   readonly conditions: readonly PolicyCondition[];
@@ -38,6 +40,8 @@ export interface StatusInput {
   readonly ungated: number;
   /** Targets whose last attempts errored (bad port, no IP, ...). */
   readonly erroring: number;
+  /** Pods whose node and outprobe disagree on readiness (ADR 0023), summed over the replicas. @default 0 */
+  readonly diverged?: number;
   readonly planIssues: readonly string[];
   /** Of the pods with plan issues, those whose container's own probe (`fromContainer`) is missing or refused (ADR 0023). @default 0 */
   readonly containerProbeIssues?: number;
@@ -136,6 +140,7 @@ function summary(i: StatusInput): string {
   if (i.failing > 0) parts.push(`${i.failing} failing`);
   if (i.ungated > 0) parts.push(`${i.ungated} ungated`);
   if (i.erroring > 0) parts.push(`${i.erroring} erroring`);
+  if ((i.diverged ?? 0) > 0) parts.push(`${i.diverged ?? 0} diverged (node and outprobe disagree)`);
   return parts.join(', ');
 }
 
@@ -151,6 +156,7 @@ export function computeStatus(input: StatusInput, previous: PolicyStatus | undef
     ready: input.ready,
     failing: input.failing,
     ungated: input.ungated,
+    diverged: input.diverged ?? 0,
     remediations: input.remediations,
     message: summary(input),
     conditions,

@@ -147,19 +147,20 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
     }
   });
 
-  void it('has the printer columns MODE, PODS, READY, FAILING, REMEDIATED, AGE and MESSAGE (wide only)', () => {
+  void it('has the printer columns MODE, PODS, READY, FAILING, DIVERGED, REMEDIATED, AGE and MESSAGE (wide only)', () => {
     const columns = version['additionalPrinterColumns'] as Node[];
     assert.deepEqual(
       columns.map((c) => [String(c['name']).toUpperCase(), c['priority'] ?? 0]),
-      [['MODE', 0], ['PODS', 0], ['READY', 0], ['FAILING', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 1]],
+      [['MODE', 0], ['PODS', 0], ['READY', 0], ['FAILING', 0], ['DIVERGED', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 1]],
     );
+    assert.equal(columns.find((c) => c['name'] === 'Diverged')?.['jsonPath'], '.status.diverged');
     for (const c of columns) assert.ok(typeof c['description'] === 'string' && c['jsonPath'] !== undefined);
   });
 
   void it('has the status fields, with conditions as a list-map keyed by type', () => {
     const status = at(root, 'properties', 'status', 'properties');
     assert.deepEqual(Object.keys(status).sort(), [
-      'conditions', 'failing', 'message', 'observedGeneration', 'pods', 'ready', 'remediations', 'ungated',
+      'conditions', 'diverged', 'failing', 'message', 'observedGeneration', 'pods', 'ready', 'remediations', 'ungated',
     ]);
     const conditions = at(status, 'conditions');
     assert.equal(conditions['x-kubernetes-list-type'], 'map');
