@@ -112,7 +112,7 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     },
     divergence: (e) => {
       if (e.diverged) emit(podObject(e.pod), 'Warning', 'ReachabilityDiverged', e.message);
-      log.info(e.diverged ? 'pod readiness diverged: the node and outprobe disagree' : 'pod readiness converged', { policy: ref(e.policy), pod: ref(e.pod), message: e.message });
+      log.info(e.diverged ? 'pod readiness diverged: the node and outprobe disagree' : 'pod no longer diverged', { policy: ref(e.policy), pod: ref(e.pod), message: e.message });
     },
     'divergence-count': (e) => {
       metrics.setDivergentPods(e.policy.namespace, ref(e.policy), e.diverged);

@@ -355,7 +355,7 @@ export class TargetSet {
           replica: this.#d.replica ?? 'outprobe',
           output: d.target.lastFailure,
         })
-      : `ProbePolicy ${entry.name}: the node and outprobe agree again on the pod's readiness`;
+      : `ProbePolicy ${entry.name}: the pod is no longer diverged (the node and outprobe agree, or this replica no longer probes it)`;
     this.#d.observe({ type: 'divergence', pod: podRef(pod), policy, diverged: is, message });
   }
 
