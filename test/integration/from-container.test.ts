@@ -112,6 +112,24 @@ describe('fromContainer against a real kube-apiserver', () => {
     assert.equal(conditionOf(await getPod(cp.kube, p), gate), undefined, 'no gate written');
   });
 
+  it("a pod's own probe with host set is refused, never aimed elsewhere: not probed, Degraded and the Event say why", async () => {
+    const ns = await namespace();
+    await cp.kube.create(policiesPath(ns), fromContainerPolicy(ns));
+    // The API server accepts host on a Pod's probe (only Pod Security baseline forbids it); outprobe does not.
+    const p = await pod(ns, 'web-0', { labels: { app: 'web' }, gate, container: { readinessProbe: { httpGet: { path: '/x', port: 'http', host: '169.254.169.254' }, periodSeconds: 1 } } });
+    const c = controllerFor(ns);
+    const degraded = await waitFor('Degraded True', async () => {
+      const cond = ((await policyStatus(ns))['conditions'] as { type: string; status: string; reason: string; message: string }[] | undefined)?.find((x) => x.type === 'Degraded');
+      return cond?.status === 'True' ? cond : undefined;
+    });
+    assert.equal(degraded.reason, 'ContainerProbeUnavailable');
+    assert.match(degraded.message, /its readinessProbe cannot be run from outside: httpGet\.host: host is not allowed: outprobe always probes the pod's own IP/);
+    const event = await waitFor('ContainerProbeUnavailable Event', async () => (await events(ns)).find((e) => e.reason === 'ContainerProbeUnavailable'));
+    assert.match(event.message, /httpGet\.host: host is not allowed/);
+    assert.equal(c.controller.targets.size, 0);
+    assert.equal(p.hits, 0);
+  });
+
   it('a roll to pods with a changed probe: the new pods are probed with the new probe', async () => {
     const ns = await namespace();
     await cp.kube.create(policiesPath(ns), fromContainerPolicy(ns));
