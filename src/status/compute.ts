@@ -22,8 +22,12 @@ export interface PolicyStatus {
   readonly ready: number;
   readonly failing: number;
   readonly ungated: number;
-  /** Selected pods whose node (ContainersReady) and outprobe disagree on readiness, stably (ADR 0023). */
-  readonly diverged: number;
+  /**
+   * Selected pods whose node (ContainersReady) and outprobe disagree on
+   * readiness, stably (ADR 0023). Always set by computeStatus; absent only in
+   * a status stored by an older controller, so that it differs and is written.
+   */
+  readonly diverged?: number;
   readonly remediations: number;
   readonly message: string;
   readonly conditions: readonly PolicyCondition[];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { policyEntry } from '../../../src/controller/policies.ts';
+import { parseStoredStatus, policyEntry } from '../../../src/controller/policies.ts';
+import { computeStatus, sameStatus } from '../../../src/status/index.ts';
 import type { RawObject } from '../../../src/kube/index.ts';
 import { isContainerProbeRef } from '../../../src/policy/index.ts';
 import type { PolicyProbe, ProbeSpec } from '../../../src/policy/index.ts';
@@ -51,5 +52,18 @@ describe('policyEntry: the controller-wide maximum probe timeout', () => {
     const entry = policyEntry(hourLong(), { execEnabled: false }, undefined, 3600);
     assert.deepEqual(entry.cappedTimeouts, []);
     assert.equal(ps(entry.policy?.spec.readiness?.probe).timeoutSeconds, 3600);
+  });
+});
+
+describe('parseStoredStatus: a status stored before status.diverged existed (ADR 0023)', () => {
+  const input = { generation: 1, invalid: null, synced: true, pods: 2, ready: 2, failing: 0, ungated: 0, erroring: 0, diverged: 0, planIssues: [], remediations: 0, halted: false, now: '2026-11-26T00:00:00Z' };
+  it('keeps the field absent, so the first status computed (diverged: 0) differs from it and is written', () => {
+    const computed = computeStatus(input, undefined);
+    const stored = JSON.parse(JSON.stringify(computed)) as Record<string, unknown>;
+    assert.equal(parseStoredStatus(stored)?.diverged, 0);
+    delete stored['diverged'];
+    const older = parseStoredStatus(stored);
+    assert.ok(older !== undefined && !('diverged' in older));
+    assert.equal(sameStatus(older, computed), false);
   });
 });
