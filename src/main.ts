@@ -354,6 +354,7 @@ async function main(): Promise<number> {
     allowedCidrs: config.allowedCidrs,
     namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
+    identity: config.identity,
     ...(sharding === undefined
       ? {}
       : {

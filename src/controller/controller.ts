@@ -81,6 +81,8 @@ export interface ControllerOptions {
    * action is held and asked again on every sweep. @default always
    */
   readonly secondOpinion?: { confirm(question: Question): boolean };
+  /** This replica's name, in divergence Events. @default 'outprobe' */
+  readonly identity?: string;
   /** Does this replica write this policy's status (one writer per policy)? @default always */
   readonly writesStatus?: (policyUid: string) => boolean;
   /**
@@ -96,13 +98,16 @@ export interface LocalCounts {
   readonly failing: number;
   readonly erroring: number;
   readonly remediations: number;
+  /** Pods whose node and this replica disagree on readiness (ADR 0023). @default 0 */
+  readonly diverged?: number;
   /** The panic threshold over this replica's share (ADR 0015); absent when it writes no gates for the policy. */
   readonly panic?: { readonly gated: number; readonly failing: number; readonly held: number; readonly maxUnready: number; readonly panic: boolean };
 }
 
 /** What this replica publishes for a policy: its status numbers and its panic share. */
-export function localCountsOf(input: Pick<Partial<StatusInput>, 'readinessPanic'> & Pick<StatusInput, 'failing' | 'erroring'>, remediations: number): LocalCounts {
-  const base = { failing: input.failing, erroring: input.erroring, remediations };
+export function localCountsOf(input: Pick<Partial<StatusInput>, 'readinessPanic' | 'diverged'> & Pick<StatusInput, 'failing' | 'erroring'>, remediations: number): LocalCounts {
+  const diverged = input.diverged ?? 0;
+  const base = { failing: input.failing, erroring: input.erroring, remediations, ...(diverged === 0 ? {} : { diverged }) };
   const p = input.readinessPanic ?? null;
   if (p === null) return base;
   return { ...base, panic: { gated: p.counts.gated, failing: p.counts.failing, held: p.counts.held, maxUnready: p.counts.maxUnready, panic: p.panic } };
@@ -151,6 +156,8 @@ export class Controller {
   readonly #status: StatusWriter;
   #lastStatusAt = 0;
   readonly #floor = new Map<string, number>();
+  /** policy key → the diverged count last reported. */
+  readonly #divergedShown = new Map<string, number>();
   readonly #addressGuard: AddressGuard;
   /** Why the last gate write was refused (GateWriter calls onHeld right after mayWrite). */
   #heldByPeerGuard = false;
@@ -220,6 +227,7 @@ export class Controller {
       owns: options.owns ?? (() => true),
       ...(options.gainedAt === undefined ? {} : { gainedAt: options.gainedAt }),
       stall: options.stallGuard,
+      replica: options.identity,
     });
     this.remediator = new Remediator({
       clock,
@@ -281,9 +289,21 @@ export class Controller {
         // (a restarted replica's own count starts again from zero).
         const total = Math.max(this.#floor.get(entry.key) ?? 0, (entry.stored?.remediations ?? 0) + agg.remediations);
         this.#floor.set(entry.key, total);
-        this.#status.write(entry, { ...input, failing: agg.failing, erroring: agg.erroring, remediations: total, readinessPanic: clusterPanic(entry, input.readinessPanic, agg) });
+        this.#status.write(entry, { ...input, failing: agg.failing, erroring: agg.erroring, diverged: agg.diverged ?? 0, remediations: total, readinessPanic: clusterPanic(entry, input.readinessPanic, agg) });
       }
     }
+    this.#reportDivergence();
+  }
+
+  /** This replica's diverged count per policy, reported when it changes (the gauge): O(policies). */
+  #reportDivergence(): void {
+    for (const entry of this.policies.values()) {
+      const n = this.targets.divergedCount(entry.key);
+      if (this.#divergedShown.get(entry.key) === n) continue;
+      this.#divergedShown.set(entry.key, n);
+      this.#o.observe({ type: 'divergence-count', policy: { namespace: entry.namespace, name: entry.name, uid: entry.uid }, diverged: n });
+    }
+    for (const key of this.#divergedShown.keys()) if (!this.policies.has(key)) this.#divergedShown.delete(key);
   }
 
   /** Per-policy counts of this replica's own targets (what sharding publishes). */

@@ -31,7 +31,12 @@ export type ControllerEvent =
   | { readonly type: 'policy-limited'; readonly policy: PolicyRef; readonly notes: readonly string[] }
   | { readonly type: 'policy-timeout-capped'; readonly policy: PolicyRef; readonly capped: readonly CappedTimeout[] }
   | { readonly type: 'policy-removed'; readonly policy: PolicyRef }
-  | { readonly type: 'plan-issue'; readonly issue: PlanIssue }
+  /** A probe block plans no target on a pod; `policy` is absent only when the policy went away meanwhile. */
+  | { readonly type: 'plan-issue'; readonly issue: PlanIssue; readonly pod: PodRef; readonly policy?: PolicyRef }
+  /** A pod turned diverged (the node's ContainersReady and outprobe's readiness disagree, ADR 0023), or stopped being so. */
+  | { readonly type: 'divergence'; readonly pod: PodRef; readonly policy: PolicyRef; readonly diverged: boolean; readonly message: string }
+  /** This replica's count of diverged pods of a policy changed (the outprobe_divergent_pods gauge). */
+  | { readonly type: 'divergence-count'; readonly policy: PolicyRef; readonly diverged: number }
   | { readonly type: 'gate-conflict'; readonly policy: PolicyRef; readonly message: string }
   | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }
   | {

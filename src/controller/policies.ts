@@ -48,6 +48,8 @@ export function parseStoredStatus(raw: RawPolicy['status']): PolicyStatus | unde
     ready: num(raw.ready),
     failing: num(raw.failing),
     ungated: num(raw.ungated),
+    // Absent from a status an older controller wrote: left out, so the first status this one computes differs and is written.
+    ...(typeof raw.diverged === 'number' ? { diverged: raw.diverged } : {}),
     remediations: num(raw.remediations),
     message: typeof raw.message === 'string' ? raw.message : '',
     conditions,

@@ -25,6 +25,13 @@ export interface PodMark {
   readonly gated: boolean;
   /** Why the policy plans no target for one of its blocks on this pod. */
   readonly issue: string | undefined;
+  /**
+   * The node's ContainersReady and the policy's confirmed readiness on this
+   * replica disagree, stably (ADR 0023). @default false
+   */
+  readonly diverged?: boolean;
+  /** That issue is about the container's own probe (`fromContainer`: missing or refused), not a missing container. @default false */
+  readonly probeIssue?: boolean;
 }
 
 /**
@@ -45,6 +52,10 @@ export class PolicyTally {
   foreign = 0;
   failing = 0;
   gated = 0;
+  /** Counted pods whose readiness the node and outprobe see differently (ADR 0023). */
+  diverged = 0;
+  /** Counted pods whose plan issue is about a container's own probe (ADR 0023). */
+  probeIssues = 0;
 
   /** The pods (by `namespace/name`) the policy selects. */
   podKeys(): IterableIterator<string> {
@@ -90,5 +101,7 @@ export class PolicyTally {
     if (m.foreign) this.foreign += by;
     if (m.failing) this.failing += by;
     if (m.gated) this.gated += by;
+    if (m.issue !== undefined && m.probeIssue === true) this.probeIssues += by;
+    if (m.diverged === true) this.diverged += by;
   }
 }

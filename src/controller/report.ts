@@ -110,12 +110,21 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       metrics.forgetPolicy(ref(e.policy));
       log.info('ProbePolicy removed', { policy: ref(e.policy) });
     },
+    divergence: (e) => {
+      if (e.diverged) emit(podObject(e.pod), 'Warning', 'ReachabilityDiverged', e.message);
+      log.info(e.diverged ? 'pod readiness diverged: the node and outprobe disagree' : 'pod no longer diverged', { policy: ref(e.policy), pod: ref(e.pod), message: e.message });
+    },
+    'divergence-count': (e) => {
+      metrics.setDivergentPods(e.policy.namespace, ref(e.policy), e.diverged);
+    },
     'gate-conflict': (e) => {
       emit(policyObject(e.policy), 'Warning', 'ConditionTypeConflict', e.message);
       log.warn(e.message, { policy: ref(e.policy) });
     },
     'plan-issue': (e) => {
       log.warn(e.issue.message, { policy: e.issue.policy });
+      // A container whose own probe a fromContainer policy cannot run (ADR 0023): said on the pod, never guessed.
+      if (e.issue.code !== 'container_missing') emit(podObject(e.pod), 'Warning', 'ContainerProbeUnavailable', `ProbePolicy ${e.policy?.name ?? e.issue.policy}: ${e.issue.message}`);
     },
     'status-write': (e) => {
       if (e.result === 'failed') log.warn('status write failed, will retry', { policy: ref(e.policy), error: errorText(e.error) });

@@ -5,10 +5,12 @@ import { panicMessage } from '../panic/index.ts';
 import type { FailingPod, PanicState } from '../panic/index.ts';
 import { handoverFirstPass, spreadDueAt } from '../probing/index.ts';
 import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
+import { decideDivergence, divergenceMessage } from '../divergence/index.ts';
+import type { Divergence } from '../divergence/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
-import type { AddressGuard, TargetPlan } from '../targets/index.ts';
+import type { AddressGuard, PlanIssue, TargetPlan } from '../targets/index.ts';
 import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
 import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
@@ -48,6 +50,8 @@ export interface TargetSetDeps {
   readonly gainedAt?: (pod: Pod) => number | undefined;
   /** Voids failed attempts that overlapped a stall of this process (ADR 0016). @default none */
   readonly stall?: StallGuard | undefined;
+  /** This replica's name, in divergence Events ("fails from replica X"). @default 'outprobe' */
+  readonly replica?: string | undefined;
 }
 
 const podKeyOf = (pod: Pod): string => `${pod.namespace}/${pod.name}`;
@@ -102,7 +106,7 @@ export class TargetSet {
   /** pod key → its position in the informer's store (a Map: insertion order, kept on update). */
   readonly #seq = new Map<string, number>();
   #nextSeq = 0;
-  readonly #planIssues = new Map<string, Map<string, string>>();
+  readonly #planIssues = new Map<string, Map<string, PlanIssue>>();
   /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
   readonly #conflicts = new Map<string, Map<string, string>>();
   readonly #panic: PanicGuard;
@@ -170,7 +174,7 @@ export class TargetSet {
     if (!owned) this.#d.gates.forget(pod.uid);
     const selecting = [...this.#d.policies.values()].filter((e) => e.policy !== undefined && selects(e.policy, pod));
     const { wanted, issues, losers } = owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod, selecting) : emptyPlan();
-    this.#setIssues(pod.uid, issues);
+    this.#setIssues(pod, issues);
     this.#setConflicts(pod, losers);
     const existing = this.#byPod.get(pod.uid) ?? new Set<string>();
     for (const key of existing) if (!wanted.has(key)) this.#remove(key);
@@ -179,7 +183,7 @@ export class TargetSet {
   }
 
   /** The targets every policy that selects the pod asks for, its plan issues, and the policies that lost a gate-type claim on it. */
-  #plan(pod: Pod, selecting: readonly PolicyEntry[]): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
+  #plan(pod: Pod, selecting: readonly PolicyEntry[]): { wanted: Map<string, TargetPlan>; issues: Map<string, PlanIssue>; losers: Map<string, string> } {
     const { wanted, issues } = emptyPlan();
     const losers = gateClaims(selecting, pod);
     for (const entry of selecting) {
@@ -187,7 +191,7 @@ export class TargetSet {
       const planned = planTargets(entry.policy, pod);
       // A policy that lost the claim on its gate type here plans no readiness target on this pod.
       for (const t of planned.targets) if (!(t.kind === 'readiness' && losers.has(entry.key))) wanted.set(t.key, t);
-      for (const i of planned.issues) issues.set(i.policy, i.message);
+      for (const i of planned.issues) issues.set(i.policy, i);
     }
     return { wanted, issues, losers };
   }
@@ -240,12 +244,17 @@ export class TargetSet {
     return this.#tallies.get(policyKey)?.budgetPods(remediating) ?? [];
   }
 
+  /** This replica's count of the policy's diverged pods (ADR 0023). */
+  divergedCount(policyKey: string): number {
+    return this.#tallies.get(policyKey)?.diverged ?? 0;
+  }
+
   /** The policy's status input, from counts kept as pods and targets change: O(1) in pods. */
   statusInput(entry: PolicyEntry, synced: boolean, remediator: Remediator): Omit<StatusInput, 'now'> {
     const policy = entry.policy;
     const remediations = (entry.stored?.remediations ?? 0) + remediator.count(entry.key);
     const base = { generation: entry.generation, synced, remediations, invalid: invalidMessage(entry), limited: entry.limited ?? [] };
-    if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, planIssues: [], halted: false };
+    if (policy === undefined) return { ...base, pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, diverged: 0, planIssues: [], halted: false };
     const tally = this.#tallies.get(entry.key) ?? new PolicyTally();
     const gate = policy.spec.readiness?.conditionType;
     return {
@@ -258,7 +267,9 @@ export class TargetSet {
       failing: tally.failing,
       ungated: gate === undefined ? 0 : tally.ungated,
       erroring: tally.erroring.size,
+      diverged: tally.diverged,
       planIssues: tally.planIssues(),
+      containerProbeIssues: tally.probeIssues,
       halted: remediator.halted(entry.key),
       readinessPanic: this.#panic.report(entry.key),
     };
@@ -278,7 +289,7 @@ export class TargetSet {
     const keys = new Set<string>();
     for (const entry of selecting) {
       keys.add(entry.key);
-      this.#tally(entry.key).set(podKey, this.#markOf(entry, pod, seq));
+      this.#setMark(this.#tally(entry.key), entry, pod, this.#markOf(entry, pod, seq));
     }
     for (const key of this.#podPolicies.get(podKey) ?? []) if (!keys.has(key)) this.#tallies.get(key)?.delete(podKey);
     if (keys.size === 0) this.#podPolicies.delete(podKey);
@@ -303,8 +314,55 @@ export class TargetSet {
       foreign: gate !== undefined && entry.policy?.spec.mode === 'Enforce' && pod.readinessGates.includes(gate) && foreignGate(pod, gate),
       failing: this.#failing(entry.key, pod.uid),
       gated: this.#gated(entry, pod, counted),
-      issue: this.#planIssues.get(pod.uid)?.get(entry.key),
+      issue: this.#planIssues.get(pod.uid)?.get(entry.key)?.message,
+      probeIssue: containerProbeIssue(this.#planIssues.get(pod.uid)?.get(entry.key)),
+      diverged: this.#divergence(entry.key, pod).diverged,
     };
+  }
+
+  /** The policy's readiness target on the pod (on this replica), if any. */
+  #readinessOf(policyKey: string, uid: string): Target | undefined {
+    for (const key of this.#byPod.get(uid) ?? []) {
+      const t = this.#targets.get(key);
+      if (t !== undefined && t.plan.policy === policyKey && t.plan.kind === 'readiness') return t;
+    }
+    return undefined;
+  }
+
+  /** Whether the node's ContainersReady and this policy's confirmed readiness disagree, stably (ADR 0023). */
+  #divergence(policyKey: string, pod: Pod): Divergence & { readonly target?: Target } {
+    const target = this.#readinessOf(policyKey, pod.uid);
+    if (target === undefined) return { diverged: false };
+    const c = pod.conditions.find((x) => x.type === 'ContainersReady');
+    const since = c?.lastTransitionTime === undefined ? undefined : Date.parse(c.lastTransitionTime);
+    const node = c === undefined ? undefined : { status: c.status, since: Number.isFinite(since) ? since : undefined, reason: c.reason };
+    const d = decideDivergence({ outside: confirmedResult(target.state), node, periodMs: target.plan.probe.periodSeconds * 1000, now: this.#d.clock.now() });
+    return { ...d, target };
+  }
+
+  /**
+   * A pod's mark changes: an Event when it turns diverged (once per
+   * transition into divergence), a log line when it stops being so.
+   */
+  #setMark(tally: PolicyTally, entry: PolicyEntry, pod: Pod, mark: PodMark): void {
+    const before = tally.get(podKeyOf(pod));
+    tally.set(podKeyOf(pod), mark);
+    const was = before !== undefined && before.uid === mark.uid && before.counted && before.diverged === true;
+    const is = mark.counted && mark.diverged === true;
+    if (was === is) return;
+    const policy = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
+    const d = is ? this.#divergence(entry.key, pod) : { diverged: false as const };
+    const message = d.diverged && d.target !== undefined
+      ? divergenceMessage({
+          node: d.node,
+          nodeReason: pod.conditions.find((x) => x.type === 'ContainersReady')?.reason,
+          policy: entry.name,
+          container: d.target.plan.container,
+          replica: this.#d.replica ?? 'outprobe',
+          output: d.target.lastFailure,
+        })
+      : `ProbePolicy ${entry.name}: the pod is no longer diverged (the node and outprobe agree, or this replica no longer probes it)`;
+    this.#d.observe({ type: 'divergence', pod: podRef(pod), policy, diverged: is, message });
   }
 
   /** What `#gatedTargets` walks for, for one pod (its targets exist only while this replica owns it). */
@@ -329,7 +387,8 @@ export class TargetSet {
     if (mark === undefined || mark.uid !== plan.podUid || entry === undefined || pod === undefined || pod.uid !== plan.podUid) return;
     const failing = this.#failing(plan.policy, plan.podUid);
     const gated = this.#gated(entry, pod, mark.counted);
-    if (failing !== mark.failing || gated !== mark.gated) tally.set(plan.podKey, { ...mark, failing, gated });
+    const diverged = plan.kind === 'readiness' ? this.#divergence(plan.policy, pod).diverged : (mark.diverged ?? false);
+    if (failing !== mark.failing || gated !== mark.gated || diverged !== mark.diverged) this.#setMark(tally, entry, pod, { ...mark, failing, gated, diverged });
   }
 
   #failing(policyKey: string, uid: string): boolean {
@@ -355,13 +414,16 @@ export class TargetSet {
     }
   }
 
-  #setIssues(uid: string, issues: Map<string, string>): void {
-    const before = this.#planIssues.get(uid);
-    for (const [policy, message] of issues) {
-      if (before?.get(policy) !== message) this.#d.observe({ type: 'plan-issue', issue: { policy, podKey: uid, message } });
+  #setIssues(pod: Pod, issues: Map<string, PlanIssue>): void {
+    const before = this.#planIssues.get(pod.uid);
+    for (const [policy, issue] of issues) {
+      if (before?.get(policy)?.message === issue.message) continue;
+      const entry = this.#d.policies.get(policy);
+      const ref = entry === undefined ? undefined : { namespace: entry.namespace, name: entry.name, uid: entry.uid };
+      this.#d.observe({ type: 'plan-issue', issue, pod: podRef(pod), ...(ref === undefined ? {} : { policy: ref }) });
     }
-    if (issues.size === 0) this.#planIssues.delete(uid);
-    else this.#planIssues.set(uid, issues);
+    if (issues.size === 0) this.#planIssues.delete(pod.uid);
+    else this.#planIssues.set(pod.uid, issues);
   }
 
   #upsert(plan: TargetPlan, pod: Pod, old: Pod | undefined): void {
@@ -679,6 +741,11 @@ export class TargetSet {
   }
 }
 
+/** A `fromContainer` issue (the container's probe is missing or refused), as opposed to a missing container. */
+function containerProbeIssue(issue: PlanIssue | undefined): boolean {
+  return issue !== undefined && issue.code !== 'container_missing';
+}
+
 /** Whether the panic threshold's candidates change with this transition (it was, or is now, a confirmed failure). */
 function joinsOrLeavesFailing(target: Target, wasFailing: boolean): boolean {
   return wasFailing || confirmedResult(target.state) === 'failure';
@@ -697,7 +764,7 @@ function noteTarget(tally: PolicyTally, key: string, t: Target | undefined): voi
  * would overwrite each other: the older one keeps the type, each younger one
  * is reported (policy key → message) and writes nothing there.
  */
-function emptyPlan(): { wanted: Map<string, TargetPlan>; issues: Map<string, string>; losers: Map<string, string> } {
+function emptyPlan(): { wanted: Map<string, TargetPlan>; issues: Map<string, PlanIssue>; losers: Map<string, string> } {
   return { wanted: new Map(), issues: new Map(), losers: new Map() };
 }
 

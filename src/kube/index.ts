@@ -13,7 +13,7 @@ export { Reflector, keyOf } from './reflector.ts';
 export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType } from './reflector.ts';
 export { projectPod } from './pod.ts';
 export { compareResourceVersions } from './resource-version.ts';
-export type { Pod, PodCondition, PodContainer, PodContainerStatus, PodPort } from './pod.ts';
+export type { DeclaredProbe, DeclaredProbes, Pod, PodCondition, PodContainer, PodContainerStatus, PodPort } from './pod.ts';
 export { reviewBearerToken, reviewNonResourceAccess, reviewSelf, reviewToken } from './access-review.ts';
 export type { AccessReviewResult, AccessVerdict, ReviewedUser, TokenReviewResult } from './access-review.ts';
 export { ReflectorSet } from './reflector-set.ts';

@@ -17,7 +17,24 @@ export interface PodContainer {
   readonly env: Readonly<Record<string, string>>;
   /** A restartable init container (sidecar). */
   readonly sidecar: boolean;
+  /**
+   * The probes the container declares, as plain JSON trimmed to the core/v1
+   * Probe fields (what a `fromContainer` policy runs, ADR 0023). Hostile
+   * input: the policy stage validates it before anything runs.
+   * @default undefined (none declared)
+   */
+  readonly probes?: DeclaredProbes | undefined;
 }
+
+/** A container's `readinessProbe`, `livenessProbe` and `startupProbe`, each when declared. */
+export interface DeclaredProbes {
+  readonly readinessProbe?: DeclaredProbe;
+  readonly livenessProbe?: DeclaredProbe;
+  readonly startupProbe?: DeclaredProbe;
+}
+
+/** A core/v1 Probe as the pod spec has it: known fields only, values not yet checked. */
+export type DeclaredProbe = Readonly<Record<string, unknown>>;
 
 export interface PodContainerStatus {
   readonly name: string;
@@ -90,6 +107,48 @@ function time(value: unknown): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
+/** Copies the named own fields that are present and not null (a null is an absent field in core/v1). */
+function pick(v: unknown, keys: readonly string[]): Record<string, unknown> | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (Object.hasOwn(v, k) && (v as Record<string, unknown>)[k] != null) out[k] = (v as Record<string, unknown>)[k];
+  return out;
+}
+
+const probeFields = ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold', 'terminationGracePeriodSeconds'];
+const handlerFields: Readonly<Record<string, readonly string[]>> = {
+  exec: ['command'],
+  httpGet: ['path', 'port', 'host', 'scheme', 'httpHeaders'],
+  tcpSocket: ['port', 'host'],
+  grpc: ['port', 'service'],
+};
+
+/**
+ * One declared probe, trimmed to what outprobe reads (`host` is kept so that
+ * it can be refused, never dropped). Header entries keep only name and value.
+ */
+function declaredProbe(v: unknown): DeclaredProbe | undefined {
+  const probe = pick(v, probeFields);
+  if (probe === undefined) return undefined;
+  for (const [handler, fields] of Object.entries(handlerFields)) {
+    const h = pick(rec(v)[handler], fields);
+    if (h === undefined) continue;
+    const headers = h['httpHeaders'];
+    if (Array.isArray(headers)) h['httpHeaders'] = headers.map((x: unknown) => pick(x, ['name', 'value']) ?? x);
+    probe[handler] = h;
+  }
+  return probe;
+}
+
+function declaredProbes(raw: Readonly<Record<string, unknown>>): DeclaredProbes | undefined {
+  const out: Record<string, DeclaredProbe> = {};
+  for (const field of ['readinessProbe', 'livenessProbe', 'startupProbe']) {
+    const p = declaredProbe(raw[field]);
+    if (p !== undefined) out[field] = p;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
 function container(v: unknown, sidecar: boolean): PodContainer {
   const raw = rec(v);
   const env = Object.create(null) as Record<string, string>;
@@ -103,6 +162,7 @@ function container(v: unknown, sidecar: boolean): PodContainer {
     ports: list(raw['ports']).map(rec).map((p) => ({ name: str(p['name']), containerPort: num(p['containerPort']) ?? 0 })),
     env,
     sidecar,
+    probes: declaredProbes(raw),
   };
 }
 

@@ -66,6 +66,7 @@ export class Metrics {
   readonly #remediations: Counter<'policy' | 'action' | 'result'>;
   readonly #transitions: Counter<'policy' | 'kind' | 'to'>;
   readonly #probeErrors: Gauge<'policy'>;
+  readonly #divergentPods: Gauge<'namespace' | 'policy'>;
   readonly #policies: Gauge<'state'>;
   readonly #readinessPanic: Gauge<'namespace' | 'policy'>;
   readonly #unreadyHeld: Gauge<'namespace' | 'policy' | 'state'>;
@@ -141,6 +142,12 @@ export class Metrics {
       name: `${prefix}readiness_failing_pods`,
       help: 'Gated pods of a policy whose readiness probe fails, on this replica: state="held" are held unready (gate False), state="failed_open" are kept ready by the panic threshold.',
       labelNames: ['namespace', 'policy', 'state'],
+      registers,
+    });
+    this.#divergentPods = new Gauge({
+      name: `${prefix}divergent_pods`,
+      help: 'Selected pods of a policy, on this replica, whose readiness the node (ContainersReady) and outprobe see differently, both views confirmed and stable: ready to the node but unreachable from outprobe, or the reverse. Sum over replicas for the policy.',
+      labelNames: ['namespace', 'policy'],
       registers,
     });
     this.#policies = new Gauge({ name: `${prefix}policies`, help: 'ProbePolicies by validity.', labelNames: ['state'], registers });
@@ -291,6 +298,13 @@ export class Metrics {
       this.#unreadyHeld.remove({ ...labels, state: 'held' });
       this.#unreadyHeld.remove({ ...labels, state: 'failed_open' });
     });
+  }
+
+  /** Pods of a policy whose node (ContainersReady) and this replica disagree on readiness (ADR 0023). `policy` is `<namespace>/<name>`. */
+  setDivergentPods(namespace: string, policy: string, n: number): void {
+    const labels = { namespace, policy };
+    this.#divergentPods.set(labels, n);
+    this.#remember(policy, 'divergent_pods', {}, () => this.#divergentPods.remove(labels));
   }
 
   setPolicies(counts: { readonly valid: number; readonly invalid: number }): void {

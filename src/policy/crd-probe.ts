@@ -1,5 +1,5 @@
 import type { ProbeKind } from '../kernel/index.ts';
-import { handlerDefaults, httpSchemes, probeDefaults } from './defaults.ts';
+import { containerProbeFields, handlerDefaults, httpSchemes, probeDefaults } from './defaults.ts';
 import { messages, maxPortNameLength, patterns, portRange } from './rules.ts';
 import { int32Max, probeLimits, timingLimits } from './schema-probe.ts';
 
@@ -168,29 +168,34 @@ const kindWords: Readonly<Record<ProbeKind, string>> = {
 export function probeSchema(kind: ProbeKind): JsonSchema {
   const d = probeDefaults;
   const tl = timingLimits;
+  const controllerDefault = (v: number): string =>
+    ` Default: ${v}, applied by the controller rather than the API server, so that a fromContainer probe can tell the fields written here from those it takes from the container.`;
   const properties: Record<string, JsonSchema> = {
+    fromContainer: str(
+      "Run the probe the selected container declares in the pod spec (readinessProbe, livenessProbe or startupProbe) instead of a handler written here; the timing and threshold fields written here override the container's, the others come from the container's probe, then the kubelet's defaults. A container that declares no such probe is reported (Degraded condition, ContainerProbeUnavailable Event on the pod), never guessed. The container's probe is held to the same rules as one written here (no host, outprobe's bounds); an exec probe runs only where exec probes are enabled and allowed for the namespace, otherwise it is reported.",
+      { enum: [...containerProbeFields] },
+    ),
     exec: execSchema,
     httpGet: httpGetSchema,
     tcpSocket: tcpSocketSchema,
     grpc: grpcSchema,
     initialDelaySeconds: int32(
-      `Seconds after the container's start before the first probe. At most ${tl.initialDelaySeconds} (one day; core/v1 accepts any int32).`,
-      { default: d.initialDelaySeconds, minimum: 0, maximum: tl.initialDelaySeconds },
+      `Seconds after the container's start before the first probe. At most ${tl.initialDelaySeconds} (one day; core/v1 accepts any int32).${controllerDefault(d.initialDelaySeconds)}`,
+      { minimum: 0, maximum: tl.initialDelaySeconds },
     ),
     timeoutSeconds: int32(
-      `Seconds after which the probe times out (a failure). Minimum 1, maximum ${tl.timeoutSeconds} (one hour): unlike core/v1, which accepts any int32, outprobe caps it, since a timer beyond about 24.8 days would fire at once in Node.js. Longer than the controller's maximum (--max-probe-timeout, default 60) runs with that maximum, reported by a ProbeTimeoutCapped Warning Event on the policy.`,
-      { default: d.timeoutSeconds, minimum: 1, maximum: tl.timeoutSeconds },
+      `Seconds after which the probe times out (a failure). Minimum 1, maximum ${tl.timeoutSeconds} (one hour): unlike core/v1, which accepts any int32, outprobe caps it, since a timer beyond about 24.8 days would fire at once in Node.js. Longer than the controller's maximum (--max-probe-timeout, default 60) runs with that maximum, reported by a ProbeTimeoutCapped Warning Event on the policy.${controllerDefault(d.timeoutSeconds)}`,
+      { minimum: 1, maximum: tl.timeoutSeconds },
     ),
     periodSeconds: int32(
-      `How often to probe, in seconds: probes start on a ticker of this period, as the kubelet's do (a probe that outlasts the period is followed at once by the next). Minimum 1, maximum ${tl.periodSeconds} (one hour; core/v1 accepts any int32).`,
-      { default: d.periodSeconds, minimum: 1, maximum: tl.periodSeconds },
+      `How often to probe, in seconds: probes start on a ticker of this period, as the kubelet's do (a probe that outlasts the period is followed at once by the next). Minimum 1, maximum ${tl.periodSeconds} (one hour; core/v1 accepts any int32).${controllerDefault(d.periodSeconds)}`,
+      { minimum: 1, maximum: tl.periodSeconds },
     ),
     successThreshold: int32(
-      'Consecutive successes after a failure to count as healthy. Minimum 1; must be 1 for liveness and startup.',
-      { default: d.successThreshold, minimum: 1, maximum: int32Max },
+      `Consecutive successes after a failure to count as healthy. Minimum 1; must be 1 for liveness and startup.${controllerDefault(d.successThreshold)}`,
+      { minimum: 1, maximum: int32Max },
     ),
-    failureThreshold: int32('Consecutive failures to count as unhealthy. Minimum 1.', {
-      default: d.failureThreshold,
+    failureThreshold: int32(`Consecutive failures to count as unhealthy. Minimum 1.${controllerDefault(d.failureThreshold)}`, {
       minimum: 1,
       maximum: int32Max,
     }),
@@ -205,14 +210,20 @@ export function probeSchema(kind: ProbeKind): JsonSchema {
   };
   return withRules(
     obj(
-      `${kindWords[kind]} The core/v1 Probe shape, so a probe can be pasted from a container spec (without host). Exactly one handler.`,
+      `${kindWords[kind]} The core/v1 Probe shape, so a probe can be pasted from a container spec (without host). Exactly one handler, or fromContainer.`,
       properties,
     ),
     [
       {
-        rule: 'has(self.exec) || has(self.httpGet) || has(self.tcpSocket) || has(self.grpc)',
+        rule: 'has(self.fromContainer) || has(self.exec) || has(self.httpGet) || has(self.tcpSocket) || has(self.grpc)',
         message: messages.noHandler,
         reason: 'FieldValueRequired',
+      },
+      {
+        rule: '!has(self.fromContainer) || !(has(self.exec) || has(self.httpGet) || has(self.tcpSocket) || has(self.grpc))',
+        message: messages.fromContainerHandler,
+        fieldPath: '.fromContainer',
+        reason: 'FieldValueForbidden',
       },
       {
         rule: "(has(self.exec) ? 1 : 0) + (has(self.httpGet) ? 1 : 0) + (has(self.tcpSocket) ? 1 : 0) + (has(self.grpc) ? 1 : 0) <= 1",

@@ -218,6 +218,9 @@ const statusSchema = obj('What the controller observes; written by outprobe only
   ready: count('Selected pods whose readiness condition is True.'),
   failing: count('Selected pods whose liveness or startup probe is at failure.'),
   ungated: count('Selected pods that do not list the readiness condition in spec.readinessGates (probed and counted, never written).'),
+  diverged: count(
+    "Selected pods whose readiness the node and outprobe see differently, both views confirmed and stable for a probe period: ContainersReady True (the kubelet, probing from the pod's own node) while outprobe's readiness probe fails from another node, or the reverse. Each such pod gets a ReachabilityDiverged Warning Event. Counted in Observe mode too.",
+  ),
   remediations: int64('Remediations (evictions or deletions) taken since the policy was created.', { minimum: 0 }),
   message: str('One-line summary, shown by kubectl get -o wide.', { maxLength: 32768 }),
   conditions: {
@@ -288,6 +291,7 @@ export function probePolicyCrd(): JsonSchema {
             column('Pods', 'integer', '.status.pods', 'Pods the selector selects.'),
             column('Ready', 'integer', '.status.ready', 'Selected pods whose readiness condition is True.'),
             column('Failing', 'integer', '.status.failing', 'Selected pods failing liveness or startup.'),
+            column('Diverged', 'integer', '.status.diverged', "Selected pods the node calls ready and outprobe cannot reach, or the reverse."),
             column('Remediated', 'integer', '.status.remediations', 'Evictions or deletions taken so far.'),
             column('Age', 'date', '.metadata.creationTimestamp', 'Time since the policy was created.'),
             column('Message', 'string', '.status.message', 'Summary of the policy state.', 1),

@@ -20,6 +20,14 @@ export const handlerDefaults = {
   grpcService: '',
 } as const;
 
+/** The probe fields of a container that `fromContainer` may name (ADR 0023). */
+export const containerProbeFields = ['readinessProbe', 'livenessProbe', 'startupProbe'] as const;
+export type ContainerProbeField = (typeof containerProbeFields)[number];
+
+/** Timing and threshold fields of a probe: what a `fromContainer` probe may override. */
+export const probeTimingFields = ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold', 'terminationGracePeriodSeconds'] as const;
+export type ProbeTimingField = (typeof probeTimingFields)[number];
+
 export const policyModes = ['Enforce', 'Observe'] as const;
 export type PolicyMode = (typeof policyModes)[number];
 

@@ -5,6 +5,7 @@
  */
 export {
   conditionTypePrefix,
+  containerProbeFields,
   defaultConditionType,
   handlerDefaults,
   httpSchemes,
@@ -13,9 +14,12 @@ export {
   policyDefaults,
   policyModes,
   probeDefaults,
+  probeTimingFields,
   selectorOperators,
 } from './defaults.ts';
-export type { HttpScheme, LivenessAction, PolicyMode, SelectorOperator } from './defaults.ts';
+export type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator } from './defaults.ts';
+export { isContainerProbeRef, resolveContainerProbe } from './from-container.ts';
+export type { ContainerProbeProblem, ContainerProbeResolution } from './from-container.ts';
 export { formatIssue, policyIssueCodes } from './issues.ts';
 export type { PolicyIssue, PolicyIssueCode } from './issues.ts';
 export { policySchema } from './schema.ts';
@@ -24,11 +28,13 @@ export type { CappedTimeout } from './timeout-cap.ts';
 export { probeTiming, thresholdsOf } from './timing.ts';
 export type { ProbeTiming } from './timing.ts';
 export type {
+  ContainerProbeRef,
   HttpHeader,
   LabelSelector,
   LabelSelectorRequirement,
   LivenessSpec,
   PolicyMetadata,
+  PolicyProbe,
   PortRef,
   ProbeHandler,
   ProbeHandlerType,

@@ -18,6 +18,8 @@ export const policyIssueCodes = [
   'too_long',
   'host_not_allowed',
   'handler_count',
+  /** `fromContainer` and a handler in one probe block. */
+  'from_container_with_handler',
   'success_threshold_must_be_1',
   'grace_period_not_allowed',
   'port_invalid',

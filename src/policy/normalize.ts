@@ -1,7 +1,7 @@
-import { defaultConditionType } from './defaults.ts';
+import { defaultConditionType, probeDefaults, probeTimingFields } from './defaults.ts';
 import type { ParsedPolicy } from './schema.ts';
 import type { ParsedProbe } from './schema-probe.ts';
-import type { ProbeHandler, ProbePolicy, ProbeSpec } from './types.ts';
+import type { ContainerProbeRef, PolicyProbe, ProbeHandler, ProbePolicy, ProbeSpec } from './types.ts';
 
 /**
  * From what zod parsed (API shape, schema defaults applied) to the
@@ -32,15 +32,15 @@ export function toProbePolicy(parsed: ParsedPolicy): ProbePolicy {
           : {
               conditionType: readiness.conditionType ?? defaultConditionType(metadata.name),
               container: readiness.container ?? null,
-              probe: toProbeSpec(readiness.probe),
+              probe: toPolicyProbe(readiness.probe),
               maxUnreadyPercent: readiness.maxUnreadyPercent,
               injectGate: readiness.injectGate,
             },
       liveness:
         liveness === undefined
           ? null
-          : { action: liveness.action, container: liveness.container ?? null, probe: toProbeSpec(liveness.probe) },
-      startup: startup === undefined ? null : { container: startup.container ?? null, probe: toProbeSpec(startup.probe) },
+          : { action: liveness.action, container: liveness.container ?? null, probe: toPolicyProbe(liveness.probe) },
+      startup: startup === undefined ? null : { container: startup.container ?? null, probe: toPolicyProbe(startup.probe) },
       remediation: spec.remediation,
       secondOpinion: spec.secondOpinion,
     },
@@ -59,14 +59,28 @@ function toHandler(probe: ParsedProbe): ProbeHandler {
   throw new TypeError('probe has no handler after validation');
 }
 
+/** A parsed handler probe with the kubelet's defaults for the fields not written. */
 export function toProbeSpec(probe: ParsedProbe): ProbeSpec {
+  const d = probeDefaults;
   return {
     handler: toHandler(probe),
-    initialDelaySeconds: probe.initialDelaySeconds,
-    timeoutSeconds: probe.timeoutSeconds,
-    periodSeconds: probe.periodSeconds,
-    successThreshold: probe.successThreshold,
-    failureThreshold: probe.failureThreshold,
+    initialDelaySeconds: probe.initialDelaySeconds ?? d.initialDelaySeconds,
+    timeoutSeconds: probe.timeoutSeconds ?? d.timeoutSeconds,
+    periodSeconds: probe.periodSeconds ?? d.periodSeconds,
+    successThreshold: probe.successThreshold ?? d.successThreshold,
+    failureThreshold: probe.failureThreshold ?? d.failureThreshold,
     terminationGracePeriodSeconds: probe.terminationGracePeriodSeconds ?? null,
   };
+}
+
+/** A `fromContainer` probe keeps only what its author wrote (ADR 0023); a handler probe is defaulted. */
+function toPolicyProbe(probe: ParsedProbe): PolicyProbe {
+  if (probe.fromContainer === undefined) return toProbeSpec(probe);
+  const overrides: Partial<Record<(typeof probeTimingFields)[number], number>> = {};
+  for (const field of probeTimingFields) {
+    const v = probe[field];
+    if (v !== undefined) overrides[field] = v;
+  }
+  const ref: ContainerProbeRef = { fromContainer: probe.fromContainer, overrides };
+  return ref;
 }

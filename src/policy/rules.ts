@@ -14,6 +14,8 @@ export const messages = {
   successThresholdOne: 'must be 1',
   gracePeriodReadiness: 'must not be set for readinessProbes',
   gracePeriodPositive: 'must be greater than 0',
+  fromContainerHandler:
+    "fromContainer runs the container's own probe: it may not be set together with a handler (exec, httpGet, tcpSocket or grpc)",
   hostNotAllowed: "host is not allowed: outprobe always probes the pod's own IP (SSRF guard)",
   portNumber: 'port number must be between 1 and 65535, inclusive',
   portName:

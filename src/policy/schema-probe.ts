@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { handlerDefaults, httpSchemes, probeDefaults } from './defaults.ts';
+import { containerProbeFields, handlerDefaults, httpSchemes } from './defaults.ts';
 import { coded } from './issues.ts';
 import { isHttpHeaderValue, isHttpToken, messages, portProblem } from './rules.ts';
 
@@ -100,23 +100,27 @@ const grpcSchema = z.object({
 const handlerKeys = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const;
 
 /**
- * A core/v1 Probe. Thresholds, period and timeout have a minimum of 1: the
- * API server replaces an explicit 0 with the default only in Pods, while a
- * CRD's defaulting fills only absent fields, so outprobe rejects 0 rather than
- * reinterpret it (core/v1 documents "Minimum value is 1" for all four).
- * Timing fields have lower maximums than core/v1 (`timingLimits`).
+ * A core/v1 Probe, or `fromContainer` with optional overrides (ADR 0023).
+ * Thresholds, period and timeout have a minimum of 1: the API server replaces
+ * an explicit 0 with the default only in Pods, while outprobe defaults only
+ * absent fields, so it rejects 0 rather than reinterpret it (core/v1
+ * documents "Minimum value is 1" for all four). Timing fields have lower
+ * maximums than core/v1 (`timingLimits`). They carry no schema default: a
+ * `fromContainer` probe must tell the fields its author wrote from the ones
+ * it takes from the container; `toProbeSpec` applies the kubelet's defaults.
  */
 export const probeSchema = z
   .object({
+    fromContainer: z.enum(containerProbeFields).optional(),
     exec: execSchema.optional(),
     httpGet: httpGetSchema.optional(),
     tcpSocket: tcpSocketSchema.optional(),
     grpc: grpcSchema.optional(),
-    initialDelaySeconds: z.int().min(0).max(timingLimits.initialDelaySeconds).default(probeDefaults.initialDelaySeconds),
-    timeoutSeconds: z.int().min(1).max(timingLimits.timeoutSeconds).default(probeDefaults.timeoutSeconds),
-    periodSeconds: z.int().min(1).max(timingLimits.periodSeconds).default(probeDefaults.periodSeconds),
-    successThreshold: z.int().min(1).max(int32Max).default(probeDefaults.successThreshold),
-    failureThreshold: z.int().min(1).max(int32Max).default(probeDefaults.failureThreshold),
+    initialDelaySeconds: z.int().min(0).max(timingLimits.initialDelaySeconds).optional(),
+    timeoutSeconds: z.int().min(1).max(timingLimits.timeoutSeconds).optional(),
+    periodSeconds: z.int().min(1).max(timingLimits.periodSeconds).optional(),
+    successThreshold: z.int().min(1).max(int32Max).optional(),
+    failureThreshold: z.int().min(1).max(int32Max).optional(),
     terminationGracePeriodSeconds: z
       .int()
       .max(timingLimits.terminationGracePeriodSeconds)
@@ -124,8 +128,12 @@ export const probeSchema = z
       .optional(),
   })
   .superRefine((probe, ctx) => {
-    // As validateHandler: every handler after the first is reported on its own field.
     const present = handlerKeys.filter((key) => probe[key] !== undefined);
+    if (probe.fromContainer !== undefined) {
+      for (const key of present) ctx.addIssue({ code: 'custom', path: [key], message: messages.fromContainerHandler, ...coded('from_container_with_handler') });
+      return;
+    }
+    // As validateHandler: every handler after the first is reported on its own field.
     if (present.length === 0) ctx.addIssue({ code: 'custom', message: messages.noHandler, ...coded('handler_count') });
     for (const key of present.slice(1)) {
       ctx.addIssue({ code: 'custom', path: [key], message: messages.extraHandler, ...coded('handler_count') });

@@ -47,8 +47,8 @@ const containerSchema = z
   .max(policyLimits.containerNameLength)
   .refine(isDnsLabel, { message: messages.container, ...coded('container_invalid') });
 
-function successThresholdIsOne(block: { readonly probe: { readonly successThreshold: number } }, ctx: z.RefinementCtx): void {
-  if (block.probe.successThreshold !== 1) {
+function successThresholdIsOne(block: { readonly probe: { readonly successThreshold?: number | undefined } }, ctx: z.RefinementCtx): void {
+  if (block.probe.successThreshold !== undefined && block.probe.successThreshold !== 1) {
     ctx.addIssue({ code: 'custom', path: ['probe', 'successThreshold'], message: messages.successThresholdOne, ...coded('success_threshold_must_be_1') });
   }
 }

@@ -1,5 +1,6 @@
 import type { ProbeKind } from '../kernel/index.ts';
-import type { ProbePolicy, ProbeSpec } from './types.ts';
+import { isContainerProbeRef } from './from-container.ts';
+import type { PolicyProbe, ProbePolicy } from './types.ts';
 
 /** The controller's default `--max-probe-timeout`, in seconds. */
 export const defaultMaxProbeTimeoutSeconds = 60;
@@ -20,7 +21,14 @@ export interface CappedTimeout {
  */
 export function capProbeTimeouts(policy: ProbePolicy, maxSeconds: number): { readonly policy: ProbePolicy; readonly capped: readonly CappedTimeout[] } {
   const capped: CappedTimeout[] = [];
-  const cap = (kind: ProbeKind, probe: ProbeSpec): ProbeSpec => {
+  const cap = (kind: ProbeKind, probe: PolicyProbe): PolicyProbe => {
+    if (isContainerProbeRef(probe)) {
+      // The container's own timeout is capped per pod when the probe is resolved (ADR 0023); a written one is reported here.
+      const written = probe.overrides.timeoutSeconds;
+      if (written === undefined || written <= maxSeconds) return { ...probe, maxTimeoutSeconds: maxSeconds };
+      capped.push({ kind, requestedSeconds: written, appliedSeconds: maxSeconds });
+      return { ...probe, maxTimeoutSeconds: maxSeconds, overrides: { ...probe.overrides, timeoutSeconds: maxSeconds } };
+    }
     if (probe.timeoutSeconds <= maxSeconds) return probe;
     capped.push({ kind, requestedSeconds: probe.timeoutSeconds, appliedSeconds: maxSeconds });
     return { ...probe, timeoutSeconds: maxSeconds };
@@ -32,5 +40,6 @@ export function capProbeTimeouts(policy: ProbePolicy, maxSeconds: number): { rea
     liveness: liveness === null ? null : { ...liveness, probe: cap('liveness', liveness.probe) },
     readiness: readiness === null ? null : { ...readiness, probe: cap('readiness', readiness.probe) },
   };
-  return { policy: capped.length === 0 ? policy : { ...policy, spec }, capped };
+  const changed = spec.startup?.probe !== startup?.probe || spec.liveness?.probe !== liveness?.probe || spec.readiness?.probe !== readiness?.probe;
+  return { policy: changed ? { ...policy, spec } : policy, capped };
 }

@@ -1,4 +1,4 @@
-import type { HttpScheme, LivenessAction, PolicyMode, SelectorOperator } from './defaults.ts';
+import type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator } from './defaults.ts';
 
 /**
  * A ProbePolicy after validation and defaulting: what the rest of the
@@ -54,7 +54,7 @@ export interface ReadinessSpec {
   readonly conditionType: string;
   /** `null`: the pod's first regular container (not a sidecar). */
   readonly container: string | null;
-  readonly probe: ProbeSpec;
+  readonly probe: PolicyProbe;
   /**
    * Panic threshold, 0–100: outprobe never holds more than this percentage
    * (rounded down) of the policy's gated pods False; above it, it fails open
@@ -75,12 +75,12 @@ export interface LivenessSpec {
   /** Also used for startup-probe failures. @default 'Evict' */
   readonly action: LivenessAction;
   readonly container: string | null;
-  readonly probe: ProbeSpec;
+  readonly probe: PolicyProbe;
 }
 
 export interface StartupSpec {
   readonly container: string | null;
-  readonly probe: ProbeSpec;
+  readonly probe: PolicyProbe;
 }
 
 export interface RemediationSpec {
@@ -109,6 +109,29 @@ export interface ProbeSpec {
   readonly failureThreshold: number;
   /** `null`: the pod's `spec.terminationGracePeriodSeconds`. Never set on readiness. */
   readonly terminationGracePeriodSeconds: number | null;
+}
+
+/** A probe block's probe: one written in the policy, or the selected container's own (ADR 0023). */
+export type PolicyProbe = ProbeSpec | ContainerProbeRef;
+
+/**
+ * `fromContainer`: run, from outside, the probe the selected container
+ * declares in the pod spec (resolved per pod by the targets stage). Only the
+ * fields the policy author wrote are in `overrides`; the rest come from the
+ * container's probe, then the kubelet's defaults.
+ */
+export interface ContainerProbeRef {
+  readonly fromContainer: ContainerProbeField;
+  readonly overrides: Readonly<Partial<Record<ProbeTimingField, number>>>;
+  /**
+   * Whether a container's exec probe may run (the controller's exec flags
+   * for the policy's namespace); when not, the message says why and the
+   * target is reported instead. Set by validation; absent counts as refused.
+   * @default undefined (refused: exec probes are disabled)
+   */
+  readonly exec?: { readonly allowed: true } | { readonly allowed: false; readonly message: string };
+  /** The controller's --max-probe-timeout, applied to the resolved timeout. @default undefined (no cap) */
+  readonly maxTimeoutSeconds?: number;
 }
 
 /** A port as written: a number, or a container port name resolved per pod (§1.3). */

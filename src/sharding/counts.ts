@@ -6,6 +6,8 @@ export interface PolicyCounts {
   readonly failing: number;
   readonly erroring: number;
   readonly remediations: number;
+  /** Pods whose node and this replica disagree on readiness (ADR 0023). @default 0 */
+  readonly diverged?: number;
   /** The panic threshold over this replica's share (ADR 0015); absent when it writes no gates for the policy. */
   readonly panic?: PanicShare;
 }
@@ -22,15 +24,18 @@ export interface PanicShare {
 /**
  * The counts annotation: `{"<ns>/<policy>":[failing,erroring,remediations],…}`,
  * followed by `gated,panicFailing,held,maxUnready,panic(0|1)` when the replica
- * applies the policy's panic threshold. Compact, because it rides on every
- * renew of the replica's own Lease; a reader of the three-number form (an
- * older replica) ignores the rest.
+ * applies the policy's panic threshold, then the diverged count when it is
+ * not 0 (ADR 0023): `[f,e,r,diverged]` or `[f,e,r,g,pf,h,m,p,diverged]`.
+ * Compact, because it rides on every renew of the replica's own Lease; a
+ * reader of the three-number form (an older replica) ignores the rest, and
+ * the lengths 3 and 8 of older replicas read as 0 diverged.
  */
 export function encodeCounts(counts: ReadonlyMap<string, PolicyCounts>): string {
   const out: Record<string, number[]> = {};
   for (const [key, c] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const p = c.panic;
-    out[key] = p === undefined ? [c.failing, c.erroring, c.remediations] : [c.failing, c.erroring, c.remediations, p.gated, p.failing, p.held, p.maxUnready, p.panic ? 1 : 0];
+    const base = p === undefined ? [c.failing, c.erroring, c.remediations] : [c.failing, c.erroring, c.remediations, p.gated, p.failing, p.held, p.maxUnready, p.panic ? 1 : 0];
+    out[key] = (c.diverged ?? 0) > 0 ? [...base, c.diverged ?? 0] : base;
   }
   return JSON.stringify(out);
 }
@@ -44,7 +49,10 @@ export function decodeCounts(text: string | undefined, policyKey: string): Polic
     const v = Object.hasOwn(all, policyKey) ? all[policyKey] : undefined;
     if (!Array.isArray(v)) return zero;
     const n = (i: number): number => (typeof v[i] === 'number' && Number.isFinite(v[i]) && v[i] >= 0 ? Math.floor(v[i]) : 0);
-    const base = { failing: n(0), erroring: n(1), remediations: n(2) };
+    const counts = { failing: n(0), erroring: n(1), remediations: n(2) };
+    // Length 4: diverged without a panic share; 9: after one (ADR 0023).
+    const diverged = v.length === 4 ? n(3) : v.length >= 9 ? n(8) : 0;
+    const base = diverged === 0 ? counts : { ...counts, diverged };
     if (v.length < 8) return base;
     return { ...base, panic: { gated: n(3), failing: n(4), held: n(5), maxUnready: n(6), panic: n(7) === 1 } };
   } catch {
@@ -65,6 +73,7 @@ export function aggregateCounts(input: {
   readonly local: PolicyCounts;
 }): PolicyCounts {
   let { failing, erroring, remediations } = input.local;
+  let diverged = input.local.diverged ?? 0;
   let panic = input.local.panic;
   for (const l of input.leases) {
     if (l.holder === input.self || !isLive(l, input.now)) continue;
@@ -72,9 +81,11 @@ export function aggregateCounts(input: {
     failing += c.failing;
     erroring += c.erroring;
     remediations += c.remediations;
+    diverged += c.diverged ?? 0;
     if (c.panic !== undefined) panic = panic === undefined ? c.panic : addPanic(panic, c.panic);
   }
-  return panic === undefined ? { failing, erroring, remediations } : { failing, erroring, remediations, panic };
+  const counts = { failing, erroring, remediations, ...(diverged === 0 ? {} : { diverged }) };
+  return panic === undefined ? counts : { ...counts, panic };
 }
 
 /** Per-replica shares add up; the policy is in panic where any replica fails open (ADR 0015). */

@@ -22,6 +22,12 @@ export interface PolicyStatus {
   readonly ready: number;
   readonly failing: number;
   readonly ungated: number;
+  /**
+   * Selected pods whose node (ContainersReady) and outprobe disagree on
+   * readiness, stably (ADR 0023). Always set by computeStatus; absent only in
+   * a status stored by an older controller, so that it differs and is written.
+   */
+  readonly diverged?: number;
   readonly remediations: number;
   readonly message: string;
   readonly conditions: readonly PolicyCondition[];
@@ -38,7 +44,11 @@ export interface StatusInput {
   readonly ungated: number;
   /** Targets whose last attempts errored (bad port, no IP, ...). */
   readonly erroring: number;
+  /** Pods whose node and outprobe disagree on readiness (ADR 0023), summed over the replicas. @default 0 */
+  readonly diverged?: number;
   readonly planIssues: readonly string[];
+  /** Of the pods with plan issues, those whose container's own probe (`fromContainer`) is missing or refused (ADR 0023). @default 0 */
+  readonly containerProbeIssues?: number;
   /**
    * Pods on which this policy does not write its readiness condition because
    * an older ProbePolicy writes the same condition type there (one message each).
@@ -69,7 +79,7 @@ function degraded(i: StatusInput): Draft {
   if (foreign > 0) parts.push(`${foreign} pod(s) carry this condition type written by another writer (not outprobe): outprobe does not write it there`);
   parts.push(...i.planIssues.slice(0, 3));
   if (parts.length === 0) return { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'All targets probe cleanly' };
-  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : foreign > 0 ? 'ForeignCondition' : 'ContainerMissing';
+  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : foreign > 0 ? 'ForeignCondition' : (i.containerProbeIssues ?? 0) > 0 ? 'ContainerProbeUnavailable' : 'ContainerMissing';
   return { type: 'Degraded', status: 'True', reason, message: parts.join('; ') };
 }
 
@@ -134,6 +144,7 @@ function summary(i: StatusInput): string {
   if (i.failing > 0) parts.push(`${i.failing} failing`);
   if (i.ungated > 0) parts.push(`${i.ungated} ungated`);
   if (i.erroring > 0) parts.push(`${i.erroring} erroring`);
+  if ((i.diverged ?? 0) > 0) parts.push(`${i.diverged ?? 0} diverged (node and outprobe disagree)`);
   return parts.join(', ');
 }
 
@@ -149,6 +160,7 @@ export function computeStatus(input: StatusInput, previous: PolicyStatus | undef
     ready: input.ready,
     failing: input.failing,
     ungated: input.ungated,
+    diverged: input.diverged ?? 0,
     remediations: input.remediations,
     message: summary(input),
     conditions,

@@ -4,7 +4,7 @@
  */
 export { AddressGuard } from './address.ts';
 export { planTargets, policyKey, probeKeyOf, samePlannedProbe, selects } from './plan.ts';
-export type { PlanIssue, TargetPlan } from './plan.ts';
+export type { PlanIssue, PlanIssueCode, TargetPlan } from './plan.ts';
 export { resolvePort } from './port.ts';
 export type { PortResolution } from './port.ts';
 export { buildRequest, expandCommand } from './request.ts';

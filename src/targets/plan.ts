@@ -1,6 +1,7 @@
 import type { ProbeKind } from '../kernel/index.ts';
 import type { Pod, PodContainer } from '../kube/index.ts';
-import type { ProbePolicy, ProbeSpec } from '../policy/index.ts';
+import { isContainerProbeRef, resolveContainerProbe } from '../policy/index.ts';
+import type { PolicyProbe, ProbePolicy, ProbeSpec } from '../policy/index.ts';
 import { matchesSelector } from './selector.ts';
 
 /** One probe target: the kubelet's (pod UID, container, kind) worker, per policy. */
@@ -18,9 +19,18 @@ export interface TargetPlan {
   readonly conditionType: string | undefined;
 }
 
+/**
+ * Why a probe block plans no target on a pod: its container is missing (or
+ * is a plain init container), or, for a `fromContainer` probe (ADR 0023),
+ * the container declares no such probe, declares one outprobe refuses, or an
+ * exec probe where exec is not allowed.
+ */
+export type PlanIssueCode = 'container_missing' | 'probe_missing' | 'probe_invalid' | 'exec_not_allowed';
+
 export interface PlanIssue {
   readonly policy: string;
   readonly podKey: string;
+  readonly code: PlanIssueCode;
   readonly message: string;
 }
 
@@ -69,7 +79,12 @@ export function planTargets(policy: ProbePolicy, pod: Pod): { readonly targets: 
     if (block === null) continue;
     const container = containerFor(pod, block.container);
     if (container === undefined) {
-      issues.push({ policy: pk, podKey, message: missingContainer(kind, block.container, pod, podKey) });
+      issues.push({ policy: pk, podKey, code: 'container_missing', message: missingContainer(kind, block.container, pod, podKey) });
+      continue;
+    }
+    const probe = probeFor(block.probe, container, kind);
+    if (!probe.ok) {
+      issues.push({ policy: pk, podKey, code: probe.code, message: `${kind} probe: container ${JSON.stringify(container.name)} of pod ${podKey}: ${probe.message}` });
       continue;
     }
     targets.push({
@@ -79,11 +94,31 @@ export function planTargets(policy: ProbePolicy, pod: Pod): { readonly targets: 
       podUid: pod.uid,
       kind,
       container: container.name,
-      probe: block.probe,
+      probe: probe.probe,
       conditionType,
     });
   }
   return { targets, issues };
+}
+
+/** The probe a block runs in this container: its own, or the container's declared one (ADR 0023). */
+function probeFor(
+  probe: PolicyProbe,
+  container: PodContainer,
+  kind: ProbeKind,
+): { readonly ok: true; readonly probe: ProbeSpec } | { readonly ok: false; readonly code: PlanIssueCode; readonly message: string } {
+  if (!isContainerProbeRef(probe)) return { ok: true, probe };
+  const field = probe.fromContainer;
+  const r = resolveContainerProbe(probe, container.probes?.[field], kind);
+  if (r.ok) return r;
+  switch (r.code) {
+    case 'probe_missing':
+      return { ok: false, code: r.code, message: `declares no ${field} (fromContainer: ${field}); not probed` };
+    case 'probe_invalid':
+      return { ok: false, code: r.code, message: `its ${field} cannot be run from outside: ${r.message}` };
+    case 'exec_not_allowed':
+      return { ok: false, code: r.code, message: `its ${field} is an exec probe: ${r.message}` };
+  }
 }
 
 const probeKeys = new WeakMap<ProbeSpec, string>();

@@ -110,6 +110,14 @@ void describe('the chart\'s admission policy: a ProbePolicy author gets no more 
     rejected(as('execer', exec('exec-other', OTHER)), /exec probes are not allowed in namespace adm-other by this outprobe installation/);
   });
 
+  it('fromContainer: needs pods/exec where the installation allows exec (the container may declare an exec probe), not elsewhere', () => {
+    const own = (name: string, ns = APP): Record<string, unknown> => policy(name, { readiness: { probe: { fromContainer: 'readinessProbe' } } }, ns);
+    rejected(as('author', own('own-author')), /a fromContainer probe makes outprobe run the probe a container declares.*author may not create pods\/exec in namespace adm-app/);
+    accepted(as('execer', own('own-execer')));
+    // Exec is not allowed in adm-other: a container's exec probe is reported there, never run, so no exec right is needed.
+    accepted(as('author', own('own-other', OTHER)));
+  });
+
   it('liveness with action Delete: rejected without delete pods (eviction rights are not enough), accepted with it', () => {
     const del = (name: string): Record<string, unknown> => policy(name, { liveness: { action: 'Delete', probe: tcp } });
     rejected(as('author', del('delete-author')), /author may not delete pods in namespace adm-app/);

@@ -43,7 +43,7 @@ void describe('examples/', () => {
     await cp.stop();
   });
 
-  it('covers HTTP readiness, TCP liveness with Evict, gRPC, Observe mode and a gated Deployment', () => {
+  it('covers HTTP readiness, TCP liveness with Evict, gRPC, Observe mode, fromContainer and a gated Deployment', () => {
     const policies = all.filter((x) => x.m.kind === 'ProbePolicy').map((x) => x.m.spec);
     const probe = (s: Record<string, unknown>, kind: string): Record<string, unknown> | undefined =>
       (s[kind] as { probe?: Record<string, unknown> } | undefined)?.probe;
@@ -51,6 +51,7 @@ void describe('examples/', () => {
     assert.ok(policies.some((s) => probe(s, 'liveness')?.['tcpSocket'] !== undefined && (s['liveness'] as { action?: string }).action === 'Evict'));
     assert.ok(policies.some((s) => probe(s, 'readiness')?.['grpc'] !== undefined));
     assert.ok(policies.some((s) => s['mode'] === 'Observe'));
+    assert.ok(policies.some((s) => s['mode'] === 'Observe' && probe(s, 'readiness')?.['fromContainer'] === 'readinessProbe'));
     const deployment = all.find((x) => x.m.kind === 'Deployment')?.m;
     const gates = (deployment?.spec['template'] as { spec: { readinessGates?: { conditionType: string }[] } } | undefined)?.spec.readinessGates ?? [];
     const conditionTypes = policies.map((s) => (s['readiness'] as { conditionType?: string } | undefined)?.conditionType);
@@ -78,7 +79,7 @@ void describe('examples/', () => {
       assert.equal(v.policy.spec.mode, m.spec['mode'] ?? 'Enforce');
     }
     const table = execFileSync(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'get', 'probepolicies', '-A'], { encoding: 'utf8' });
-    assert.match(table.split('\n')[0] ?? '', /^NAMESPACE\s+NAME\s+MODE\s+PODS\s+READY\s+FAILING\s+REMEDIATED\s+AGE$/);
+    assert.match(table.split('\n')[0] ?? '', /^NAMESPACE\s+NAME\s+MODE\s+PODS\s+READY\s+FAILING\s+DIVERGED\s+REMEDIATED\s+AGE$/);
     assert.match(table, /api-dry-run\s+Observe/);
   });
 });

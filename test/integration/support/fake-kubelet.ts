@@ -12,6 +12,8 @@ export interface FakePodOptions {
   readonly gate?: string;
   readonly port?: number;
   readonly terminationGracePeriodSeconds?: number;
+  /** Fields merged into container `web`'s spec, e.g. its own `readinessProbe` (fromContainer policies). */
+  readonly container?: Record<string, unknown>;
 }
 
 export interface FakePod {
@@ -22,6 +24,8 @@ export interface FakePod {
   healthy: boolean;
   /** Health requests the pod's server answered. */
   hits: number;
+  /** The request path of each of them, in order. */
+  readonly paths: string[];
   readonly close: () => Promise<void>;
 }
 
@@ -91,7 +95,7 @@ export function fakePodManifest(namespace: string, name: string, o: FakePodOptio
       nodeName,
       terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 30,
       ...(o.gate === undefined ? {} : { readinessGates: [{ conditionType: o.gate }] }),
-      containers: [{ name: 'web', image: 'example/web:1', ports: [{ name: 'http', containerPort: o.port ?? 8080 }] }],
+      containers: [{ name: 'web', image: 'example/web:1', ports: [{ name: 'http', containerPort: o.port ?? 8080 }], ...o.container }],
     },
   };
 }
@@ -101,9 +105,10 @@ export async function createFakePod(kube: KubeClient, namespace: string, name: s
   const port = o.port ?? 8080;
   const created = await kube.create(podsPath(namespace), fakePodManifest(namespace, name, o));
   const uid = (created['metadata'] as { uid: string }).uid;
-  const pod: FakePod = { namespace, name, uid, ip, healthy: true, hits: 0, close: () => Promise.resolve() };
+  const pod: FakePod = { namespace, name, uid, ip, healthy: true, hits: 0, paths: [], close: () => Promise.resolve() };
   const server = http.createServer((req, res) => {
     pod.hits++;
+    pod.paths.push(req.url ?? '');
     res.writeHead(pod.healthy ? 200 : 503);
     res.end(pod.healthy ? 'ok' : 'unhealthy');
   });

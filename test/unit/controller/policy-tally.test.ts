@@ -13,6 +13,8 @@ import { AddressGuard, planTargets, selects } from '../../../src/targets/index.t
 import { GateWriter } from '../../../src/writeback/index.ts';
 import type { GatePatchResult } from '../../../src/writeback/index.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { decideDivergence } from '../../../src/divergence/index.ts';
+import { confirmedResult } from '../../../src/results/index.ts';
 
 /**
  * Property: the per-policy counts the target set keeps as pods, targets and
@@ -83,7 +85,7 @@ const kubeletReady = (p: Pod): boolean => gateOf(p, 'Ready') === 'True' || (gate
 /** The counts as the controller computed them before issue 18: a scan of every pod and every target. */
 function scan(set: TargetSet, pods: ReadonlyMap<string, Pod>, entry: PolicyEntry, owns: (p: Pod) => boolean) {
   const policy = entry.policy;
-  if (policy === undefined) return { pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, foreign: 0, planIssues: [], budget: [], gated: null };
+  if (policy === undefined) return { pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, foreign: 0, diverged: 0, planIssues: [], budget: [], gated: null };
   const targets = [...set.all()].filter((t) => t.plan.policy === entry.key);
   const failing = (uid: string): boolean => targets.some((t) => t.plan.podUid === uid && t.plan.kind !== 'readiness' && t.state.committed === 'failure');
   const selected = [...pods.values()].filter((p) => selects(policy, p));
@@ -100,6 +102,13 @@ function scan(set: TargetSet, pods: ReadonlyMap<string, Pod>, entry: PolicyEntry
     erroring: targets.filter((t) => (t.state.lastError?.consecutive ?? 0) > 0).length,
     foreign: gate === undefined || policy.spec.mode !== 'Enforce' ? 0 : live.filter((p) => p.readinessGates.includes(gate) && conditionWriter(p.conditions, gate).by === 'foreign').length,
     planIssues: live.flatMap(issueOf),
+    // ADR 0023: the node's ContainersReady against the policy's confirmed readiness on the pod (conditions here carry no transition time: stable).
+    diverged: live.filter((p) => {
+      const t = targets.find((x) => x.plan.podUid === p.uid && x.plan.kind === 'readiness');
+      const c = p.conditions.find((x) => x.type === 'ContainersReady');
+      if (t === undefined || c === undefined) return false;
+      return decideDivergence({ outside: confirmedResult(t.state), node: { status: c.status, since: undefined }, periodMs: 1000, now: 0 }).diverged;
+    }).length,
     budget: selected.map((p) => ({ uid: p.uid, ready: p.deletionTimestamp === undefined && kubeletReady(p), failing: failing(p.uid), remediating: false })),
     // The panic threshold's gated pods, as its walk over the policy's readiness targets finds them.
     gated: gate === undefined || policy.spec.mode !== 'Enforce' ? null : targets.filter((t) => {
@@ -182,8 +191,8 @@ async function run(seed: number, steps: number): Promise<void> {
       const want = scan(set, pods, entry, owns);
       const at = `seed ${seed} step ${step} policy ${entry.key}`;
       assert.deepEqual(
-        { pods: got.pods, ready: got.ready, failing: got.failing, ungated: got.ungated, erroring: got.erroring, foreign: got.foreign ?? 0, planIssues: got.planIssues },
-        { pods: want.pods, ready: want.ready, failing: want.failing, ungated: want.ungated, erroring: want.erroring, foreign: want.foreign, planIssues: want.planIssues },
+        { pods: got.pods, ready: got.ready, failing: got.failing, ungated: got.ungated, erroring: got.erroring, foreign: got.foreign ?? 0, diverged: got.diverged, planIssues: got.planIssues },
+        { pods: want.pods, ready: want.ready, failing: want.failing, ungated: want.ungated, erroring: want.erroring, foreign: want.foreign, diverged: want.diverged, planIssues: want.planIssues },
         at,
       );
       assert.deepEqual(set.budgetPods(entry.key, () => false).sort(byUid), want.budget.sort(byUid), `${at} (budget)`);

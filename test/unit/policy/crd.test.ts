@@ -97,27 +97,29 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
     });
   });
 
-  void it('defaults every probe field the kubelet defaults, in all three probe kinds', () => {
+  // ADR 0023: the five timing fields carry no server-side default, so that a
+  // fromContainer probe can tell what its author wrote; the description states
+  // the kubelet's default and the controller applies it (validate.test.ts).
+  void it('documents every probe default the kubelet applies, in all three probe kinds, and defaults the handler fields', () => {
+    const kubelet = { initialDelaySeconds: 0, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 };
     for (const kind of ['readiness', 'liveness', 'startup']) {
       const probe = at(spec, 'properties', kind, 'properties', 'probe', 'properties');
-      const defaults = Object.fromEntries(
-        ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold'].map((f) => [
-          f,
-          at(probe, f)['default'],
-        ]),
-      );
-      assert.deepEqual(defaults, {
-        initialDelaySeconds: 0,
-        timeoutSeconds: 1,
-        periodSeconds: 10,
-        successThreshold: 1,
-        failureThreshold: 3,
-      });
+      for (const [f, v] of Object.entries(kubelet)) {
+        assert.equal(at(probe, f)['default'], undefined, `${kind}.${f}: no server-side default`);
+        assert.ok(String(at(probe, f)['description']).includes(`Default: ${v}, applied by the controller`), `${kind}.${f} documents its default`);
+      }
       assert.equal(at(probe, 'httpGet', 'properties', 'path')['default'], '/');
       assert.equal(at(probe, 'httpGet', 'properties', 'scheme')['default'], 'HTTP');
       assert.equal(at(probe, 'grpc', 'properties', 'service')['default'], '');
       assert.equal(at(probe, 'terminationGracePeriodSeconds')['default'], undefined);
+      assert.deepEqual(at(probe, 'fromContainer')['enum'], ['readinessProbe', 'livenessProbe', 'startupProbe']);
     }
+  });
+
+  void it('refuses fromContainer together with a handler, and a probe with neither, in CEL', () => {
+    const rules = rulesOf(at(spec, 'properties', 'readiness', 'properties', 'probe')).map((r) => r.message);
+    assert.ok(rules.includes("fromContainer runs the container's own probe: it may not be set together with a handler (exec, httpGet, tcpSocket or grpc)"));
+    assert.ok(rules.includes('must specify a handler type'));
   });
 
   void it('defaults mode, liveness action and the remediation budget', () => {
@@ -145,19 +147,20 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
     }
   });
 
-  void it('has the printer columns MODE, PODS, READY, FAILING, REMEDIATED, AGE and MESSAGE (wide only)', () => {
+  void it('has the printer columns MODE, PODS, READY, FAILING, DIVERGED, REMEDIATED, AGE and MESSAGE (wide only)', () => {
     const columns = version['additionalPrinterColumns'] as Node[];
     assert.deepEqual(
       columns.map((c) => [String(c['name']).toUpperCase(), c['priority'] ?? 0]),
-      [['MODE', 0], ['PODS', 0], ['READY', 0], ['FAILING', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 1]],
+      [['MODE', 0], ['PODS', 0], ['READY', 0], ['FAILING', 0], ['DIVERGED', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 1]],
     );
+    assert.equal(columns.find((c) => c['name'] === 'Diverged')?.['jsonPath'], '.status.diverged');
     for (const c of columns) assert.ok(typeof c['description'] === 'string' && c['jsonPath'] !== undefined);
   });
 
   void it('has the status fields, with conditions as a list-map keyed by type', () => {
     const status = at(root, 'properties', 'status', 'properties');
     assert.deepEqual(Object.keys(status).sort(), [
-      'conditions', 'failing', 'message', 'observedGeneration', 'pods', 'ready', 'remediations', 'ungated',
+      'conditions', 'diverged', 'failing', 'message', 'observedGeneration', 'pods', 'ready', 'remediations', 'ungated',
     ]);
     const conditions = at(status, 'conditions');
     assert.equal(conditions['x-kubernetes-list-type'], 'map');

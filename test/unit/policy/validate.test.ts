@@ -1,14 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { probeKinds } from '../../../src/kernel/index.ts';
-import { formatIssue, probeOf, probeTiming, thresholdsOf, validatePolicy } from '../../../src/policy/index.ts';
-import type { PolicyIssue, ProbePolicy, ValidationResult } from '../../../src/policy/index.ts';
+import { formatIssue, isContainerProbeRef, probeOf, probeTiming, thresholdsOf, validatePolicy } from '../../../src/policy/index.ts';
+import type { PolicyIssue, PolicyProbe, ProbePolicy, ProbeSpec, ValidationResult } from '../../../src/policy/index.ts';
 import { createTarget } from '../../../src/results/index.ts';
 import type { TargetConfig } from '../../../src/results/index.ts';
 import { invalidPolicies, unhonourablePolicies } from '../../fixtures/policies/invalid.ts';
 import { validPolicies } from '../../fixtures/policies/valid.ts';
 
 const noExec = { execEnabled: false } as const;
+
+/** A block's probe as a handler probe (these fixtures write none with fromContainer). */
+function ps(probe: PolicyProbe | null | undefined): ProbeSpec {
+  assert.ok(probe !== null && probe !== undefined && !isContainerProbeRef(probe), 'a handler probe');
+  return probe;
+}
 
 function valid(result: ValidationResult): ProbePolicy {
   if (!result.ok) assert.fail(result.issues.map(formatIssue).join('\n'));
@@ -54,7 +60,7 @@ void describe('validatePolicy: accepted by the CRD, not honoured by the controll
     const exec = unhonourablePolicies.find((f) => f.expectCode === 'exec_disabled');
     assert.ok(exec);
     const policy = valid(validatePolicy(exec.manifest, { execEnabled: true }));
-    assert.deepEqual(policy.spec.liveness?.probe.handler, { type: 'exec', command: ['cat', '/tmp/healthy'] });
+    assert.deepEqual(ps(policy.spec.liveness?.probe).handler, { type: 'exec', command: ['cat', '/tmp/healthy'] });
   });
 
   void it('reports exec_disabled at the exec handler of every kind that uses it', () => {
@@ -127,28 +133,28 @@ void describe('validatePolicy: the valid table', () => {
     const { spec } = validNamed('design-example');
     assert.equal(spec.readiness?.conditionType, 'outprobe.io/web');
     assert.equal(spec.readiness.container, 'web');
-    assert.equal(spec.readiness.probe.periodSeconds, 5);
-    assert.deepEqual(spec.liveness?.probe.handler, { type: 'tcpSocket', port: 8080 });
-    assert.equal(spec.liveness.action, 'Evict');
-    assert.equal(spec.startup?.probe.failureThreshold, 30);
-    assert.equal(spec.startup.probe.timeoutSeconds, 1);
+    assert.equal(ps(spec.readiness.probe).periodSeconds, 5);
+    assert.deepEqual(ps(spec.liveness?.probe).handler, { type: 'tcpSocket', port: 8080 });
+    assert.equal(spec.liveness?.action, 'Evict');
+    assert.equal(ps(spec.startup?.probe).failureThreshold, 30);
+    assert.equal(ps(spec.startup?.probe).timeoutSeconds, 1);
   });
 
   void it('defaults grpc.service to "" and keeps Observe, Delete, percentages and expressions', () => {
     const { spec } = validNamed('observe-grpc-delete');
     assert.equal(spec.mode, 'Observe');
     assert.equal(spec.readiness?.conditionType, 'api-reachable');
-    assert.deepEqual(spec.readiness.probe.handler, { type: 'grpc', port: 9090, service: 'api.v1.Api' });
-    assert.deepEqual(spec.liveness?.probe.handler, { type: 'grpc', port: 9090, service: '' });
-    assert.equal(spec.liveness.action, 'Delete');
-    assert.equal(spec.liveness.probe.terminationGracePeriodSeconds, 5);
+    assert.deepEqual(ps(spec.readiness.probe).handler, { type: 'grpc', port: 9090, service: 'api.v1.Api' });
+    assert.deepEqual(ps(spec.liveness?.probe).handler, { type: 'grpc', port: 9090, service: '' });
+    assert.equal(spec.liveness?.action, 'Delete');
+    assert.equal(ps(spec.liveness.probe).terminationGracePeriodSeconds, 5);
     assert.deepEqual(spec.remediation, { maxUnavailable: '25%', haltAbovePercentFailing: 100 });
     assert.deepEqual(spec.selector.matchExpressions[1], { key: 'outprobe.io/skip', operator: 'DoesNotExist', values: [] });
   });
 
   void it('keeps duplicate headers in order, empty header values, and tabs and non-ASCII in values', () => {
-    const handler = validNamed('https-with-headers').spec.readiness?.probe.handler;
-    assert.equal(handler?.type, 'httpGet');
+    const handler = ps(validNamed('https-with-headers').spec.readiness?.probe).handler;
+    assert.equal(handler.type, 'httpGet');
     assert.equal(handler.scheme, 'HTTPS');
     assert.equal(handler.path, '/ready?verbose=1');
     assert.deepEqual(handler.httpHeaders.map((h) => `${h.name}=${h.value}`), ['User-Agent=', 'X-Probe=a', 'X-Probe=b', 'X-Tabbed=a\tb é']);
@@ -252,8 +258,7 @@ void describe('ProbeSpec → results and probing', () => {
 
   void it('is a results TargetConfig that createTarget accepts for every kind', () => {
     for (const kind of probeKinds) {
-      const probe = probeOf(policy, kind);
-      assert.ok(probe);
+      const probe = ps(probeOf(policy, kind));
       const config: TargetConfig = probe; // structural: policy does not import results
       const target = createTarget({ podUid: 'u', container: 'web', kind, policy: 'shop/web' }, { config });
       assert.deepEqual(target.config, thresholdsOf(probe));
@@ -261,8 +266,7 @@ void describe('ProbeSpec → results and probing', () => {
   });
 
   void it('gives the executors and scheduler milliseconds', () => {
-    const probe = probeOf(policy, 'readiness');
-    assert.ok(probe);
+    const probe = ps(probeOf(policy, 'readiness'));
     assert.deepEqual(probeTiming(probe), { timeoutMs: 1000, periodMs: 5000, initialDelayMs: 0 });
   });
 

@@ -67,3 +67,32 @@ describe('panic shares in the counts annotation (ADR 0015)', () => {
     assert.equal(aggregateCounts({ self: 'r1', leases: [at('r3', old)], now: t0, policyKey: 'ns/web', local: { failing: 0, erroring: 0, remediations: 0 } }).panic, undefined);
   });
 });
+
+describe('diverged counts in the counts annotation (ADR 0023)', () => {
+  const at = (holder: string, counts: string): ShardLease => lease(holder, t0, 15_000, counts);
+  const share = { gated: 4, failing: 1, held: 1, maxUnready: 2, panic: false };
+
+  it('writes the diverged count only when there is one, after the panic share when there is one', () => {
+    assert.equal(encodeCounts(new Map([['ns/web', { failing: 1, erroring: 0, remediations: 2, diverged: 0 }]])), '{"ns/web":[1,0,2]}');
+    assert.equal(encodeCounts(new Map([['ns/web', { failing: 1, erroring: 0, remediations: 2, diverged: 3 }]])), '{"ns/web":[1,0,2,3]}');
+    assert.equal(encodeCounts(new Map([['ns/web', { failing: 1, erroring: 0, remediations: 2, diverged: 3, panic: share }]])), '{"ns/web":[1,0,2,4,1,1,2,0,3]}');
+  });
+
+  it('round-trips both forms, and reads an older replica\'s three- and eight-number forms as 0 diverged', () => {
+    for (const c of [{ failing: 1, erroring: 0, remediations: 2, diverged: 3 }, { failing: 1, erroring: 0, remediations: 2, diverged: 3, panic: share }]) {
+      assert.deepEqual(decodeCounts(encodeCounts(new Map([['ns/web', c]])), 'ns/web'), c);
+    }
+    assert.equal(decodeCounts('{"ns/web":[7,0,1]}', 'ns/web').diverged, undefined);
+    assert.equal(decodeCounts('{"ns/web":[7,0,1,10,7,5,5,1]}', 'ns/web').diverged, undefined);
+    assert.equal(decodeCounts('{"ns/web":[7,0,1,-2]}', 'ns/web').diverged, undefined, 'a negative count reads as 0');
+  });
+
+  it('sums the live replicas\' diverged counts, old Leases without the field counting 0, expired ones left out', () => {
+    const peer = encodeCounts(new Map([['ns/web', { failing: 0, erroring: 0, remediations: 0, diverged: 2, panic: share }]]));
+    const old = '{"ns/web":[1,0,0]}';
+    const expired = lease('r4', t0 - 20_000, 15_000, encodeCounts(new Map([['ns/web', { failing: 0, erroring: 0, remediations: 0, diverged: 9 }]])));
+    const agg = aggregateCounts({ self: 'r1', leases: [at('r2', peer), at('r3', old), expired], now: t0, policyKey: 'ns/web', local: { failing: 0, erroring: 0, remediations: 0, diverged: 1 } });
+    assert.equal(agg.diverged, 3);
+    assert.equal(aggregateCounts({ self: 'r1', leases: [at('r3', old)], now: t0, policyKey: 'ns/web', local: { failing: 0, erroring: 0, remediations: 0 } }).diverged, undefined);
+  });
+});
