@@ -30,11 +30,18 @@ export interface FakePod {
 }
 
 let nextIp = 1;
+/**
+ * The second octet of this process's pod addresses: by process id, so two
+ * test processes on one machine (a developer's run beside CI's, a helper's
+ * beside another's) rarely take the same addresses (1 in 224); one process
+ * alone used 127.0.10.x, which a concurrent run then found in use.
+ */
+const ipBlock = 16 + (process.pid % 224);
 
-/** A fresh loopback address per pod: 127.0.<1-254>.<1-254>, never 127.0.0.1. */
+/** A fresh loopback address per pod: 127.<16-239>.<10-254>.<1-250>, never 127.0.0.1; 61,000 per process. */
 export function allocateIp(): string {
   const n = nextIp++;
-  return `127.0.${10 + Math.floor(n / 250)}.${(n % 250) + 1}`;
+  return `127.${ipBlock}.${10 + (Math.floor(n / 250) % 245)}.${(n % 250) + 1}`;
 }
 
 const podsPath = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
