@@ -4,8 +4,8 @@
  */
 export { KubeClient, resourceOf } from './client.ts';
 export type { KubeClientOptions, PatchType, RateBudget, RequestOptions, RequestRecord } from './client.ts';
-export { fromKubeconfig, inCluster, loadConnection } from './config.ts';
-export type { KubeConnection } from './config.ts';
+export { connectionFor, connectionOf, fromKubeconfig, inCluster, loadConnection, loadKubeConfig, serviceAccountDir } from './config.ts';
+export type { ConnectionParts, Credentials, KubeConnection, LoadOptions, TlsMaterial } from './config.ts';
 export { KubeApiError, codeForStatus, isKubeError, kubeErrorCodes, parseRetryAfter, statusCauses } from './errors.ts';
 export type { KubeErrorCode, StatusCause } from './errors.ts';
 export { TokenBucket, backoffDelay } from './rate-limiter.ts';
