@@ -12,6 +12,7 @@ export { TokenBucket, backoffDelay } from './rate-limiter.ts';
 export { Reflector, keyOf } from './reflector.ts';
 export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType } from './reflector.ts';
 export { projectPod } from './pod.ts';
+export type { CustomObjectJson, EventJson, LeaseJson, ObjectJson, PodJson, Wire } from './models.ts';
 export { compareResourceVersions } from './resource-version.ts';
 export type { DeclaredProbe, DeclaredProbes, Pod, PodCondition, PodContainer, PodContainerStatus, PodPort } from './pod.ts';
 export { reviewBearerToken, reviewNonResourceAccess, reviewSelf, reviewToken } from './access-review.ts';
