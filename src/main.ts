@@ -35,7 +35,7 @@ async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger)
 
 /** Exec probes through pods/exec on the API server, with the client's credentials. */
 function execVia(client: KubeClient, publishOutput: boolean): NonNullable<Probers['exec']> {
-  const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, token: client.connection.token, publishOutput });
+  const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, headers: () => client.authHeaders(), publishOutput });
   return (pod, container, command, timeoutMs, signal) => exec({ namespace: pod.namespace, pod: pod.name, container, command, timeoutMs }, signal);
 }
 
@@ -195,7 +195,7 @@ interface SecondOpinionParts {
   close(): Promise<void>;
 }
 
-function secondOpinionParts(deps: { readonly config: Config; readonly client: KubeClient; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder; readonly controller: () => Controller }): SecondOpinionParts {
+function secondOpinionParts(deps: { readonly config: Config; readonly client: KubeClient; readonly bearer: boolean; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder; readonly controller: () => Controller }): SecondOpinionParts {
   const { config, client, sharding, log, metrics } = deps;
   if (!config.secondOpinion) return { routes: new Map(), mode: 'off', guard: undefined, close: () => Promise.resolve() };
   const reviewClient = new KubeClient({ connection: client.connection, clock: systemClock, random: systemRandom, qps: 5, burst: 20, maxAttempts: 2, userAgent: `outprobe/${config.identity}/second-opinion`, onRequest: (r) => metrics.recordApiRequest(r) });
@@ -217,14 +217,14 @@ function secondOpinionParts(deps: { readonly config: Config; readonly client: Ku
     onError: (err) => log.warn('second-opinion token review failed', { error: String(err) }),
   });
   const endpoint = secondOpinionEndpoint({ authorize: (a) => auth.authorize(a), answer: (req, signal) => deps.controller().secondOpinion(req, signal) });
-  const token = client.connection.token;
   let guard: SecondOpinionGuard | undefined;
-  if (sharding !== undefined && token !== undefined) {
+  if (sharding !== undefined && deps.bearer) {
     guard = new SecondOpinionGuard({
       clock: systemClock,
       identity: config.identity,
       peers: () => peerAddresses(sharding),
-      ask: httpAskPeer(token),
+      // Whatever bearer token the credentials carry now (a rotated service-account token, a refreshed exec one).
+      ask: httpAskPeer(() => client.bearerToken()),
       observe: secondOpinionReporter({ log, metrics, events: deps.events, identity: config.identity }),
       onSettled: () => {
         const c = deps.controller();
@@ -306,7 +306,7 @@ async function main(): Promise<number> {
   const log = createLogger({ level: config.logLevel });
   const metrics = new Metrics();
   const client = new KubeClient({
-    connection: loadConnection(config.kubeconfig),
+    connection: loadConnection({ kubeconfig: config.kubeconfig, context: config.context }),
     clock: systemClock,
     random: systemRandom,
     qps: config.qps,
@@ -329,7 +329,7 @@ async function main(): Promise<number> {
   // Built once the listener's port is known; the guard below reads it lazily.
   const guard: { check: SelfCheck | undefined } = { check: undefined };
   const late: { controller: Controller | undefined } = { controller: undefined };
-  const secondOpinion = secondOpinionParts({ config, client, sharding, log, metrics, events, controller: () => {
+  const secondOpinion = secondOpinionParts({ config, client, bearer: (await client.bearerToken()) !== undefined, sharding, log, metrics, events, controller: () => {
     if (late.controller === undefined) throw new Error('second opinion asked before the controller was built');
     return late.controller;
   } });

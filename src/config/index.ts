@@ -9,7 +9,8 @@ import { defaultMaxProbeTimeoutSeconds } from '../policy/index.ts';
  * startup error, never a crash later.
  */
 const options = {
-  kubeconfig: { type: 'string', env: 'KUBECONFIG', help: 'Path to a kubeconfig; default: in-cluster service account, else ~/.kube/config' },
+  kubeconfig: { type: 'string', env: '', help: 'Path to one kubeconfig file; default: every file of $KUBECONFIG merged as kubectl does, else the in-cluster service account, else ~/.kube/config. Read by @kubernetes/client-node: client certificates, tokens and tokenFile, exec credential plugins, OIDC and the other auth-providers, tls-server-name, proxy-url (http, https, socks5), insecure-skip-tls-verify' },
+  context: { type: 'string', env: 'OUTPROBE_CONTEXT', help: 'kubeconfig context to use instead of the current context' },
   namespace: { type: 'string', env: 'OUTPROBE_NAMESPACE', help: 'Comma-separated namespaces: watch ProbePolicies and pods, and act, in these only, one watch each (default: all namespaces)' },
   identity: { type: 'string', env: 'OUTPROBE_IDENTITY', help: 'This replica\'s identity (default: $POD_NAME, else the hostname)' },
   'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080 with --metrics-auth=kubernetes, 127.0.0.1:8080 with none; port 0 picks a free one)' },
@@ -62,6 +63,7 @@ const seconds = (min: number, max: number) => z.coerce.number().min(min).max(max
 
 export const configSchema = z.object({
   kubeconfig: z.string().min(1).optional(),
+  context: z.string().min(1).optional(),
   /** Empty: all namespaces. */
   namespaces: z.array(z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')),
   identity: z.string().min(1).max(253),
@@ -157,6 +159,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
   const cidrs = get('allowed-probe-cidrs');
   return {
     kubeconfig: get('kubeconfig'),
+    context: get('context'),
     namespaces: listOf(get('namespace')),
     identity: get('identity') ?? env['POD_NAME'] ?? hostname(),
     metricsHost: addr.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0',

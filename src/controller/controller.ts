@@ -1,6 +1,6 @@
 import type { Clock, Random } from '../kernel/index.ts';
 import { ReflectorSet, projectPod } from '../kube/index.ts';
-import type { KubeClient, Pod, RawObject } from '../kube/index.ts';
+import type { CustomObjectJson, KubeClient, Pod, PodJson } from '../kube/index.ts';
 import { Scheduler } from '../probing/index.ts';
 import type { StatusInput } from '../status/index.ts';
 import type { StallGuard } from '../probing/index.ts';
@@ -147,8 +147,8 @@ const podPath = (ns: string | undefined): string => (ns === undefined ? '/api/v1
 export class Controller {
   readonly #o: ControllerOptions;
   readonly policies = new Map<string, PolicyEntry>();
-  readonly pods: ReflectorSet<Pod>;
-  readonly #policyReflector: ReflectorSet<RawObject>;
+  readonly pods: ReflectorSet<Pod, PodJson>;
+  readonly #policyReflector: ReflectorSet<CustomObjectJson, CustomObjectJson>;
   readonly scheduler: Scheduler;
   readonly gates: GateWriter;
   readonly remediator: Remediator;
@@ -191,7 +191,7 @@ export class Controller {
       },
     });
     const namespaces = options.namespaces ?? [];
-    this.pods = new ReflectorSet<Pod>({
+    this.pods = new ReflectorSet<Pod, PodJson>({
       client,
       clock,
       random,
@@ -204,7 +204,7 @@ export class Controller {
       },
       onSignal: (s) => observe(reflectorEvent('pods', s)),
     });
-    this.#policyReflector = new ReflectorSet<RawObject>({
+    this.#policyReflector = new ReflectorSet<CustomObjectJson, CustomObjectJson>({
       client,
       clock,
       random,
@@ -342,7 +342,7 @@ export class Controller {
     for (const pod of this.pods.store.values()) this.targets.reconcilePod(pod, undefined);
   }
 
-  #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: RawObject): void {
+  #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: CustomObjectJson): void {
     const entry = policyEntry(obj, { execEnabled: this.#o.execEnabled === true, execNamespaces: this.#o.execNamespaces ?? [] }, this.#o.limits, this.#o.maxProbeTimeoutSeconds);
     const before = this.policies.get(entry.key);
     if (type === 'DELETED') {

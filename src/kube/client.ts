@@ -1,7 +1,7 @@
-import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Clock, Random } from '../kernel/index.ts';
-import type { KubeConnection } from './config.ts';
+import { AgentPool, CurrentUpgradeAgent } from './agents.ts';
+import type { Credentials, KubeConnection } from './config.ts';
 import { KubeApiError, codeForStatus, parseRetryAfter, statusCauses } from './errors.ts';
 import { TokenBucket, backoffDelay } from './rate-limiter.ts';
 
@@ -92,19 +92,18 @@ export interface RateBudget {
 export class KubeClient {
   readonly connection: KubeConnection;
   readonly #options: KubeClientOptions;
-  readonly #agent: Agent;
-  /** Whether close() closes the Agent (false for a client derived with withRateLimit). */
-  readonly #ownsAgent: boolean;
   /**
-   * HTTP/1.1 connections for watches, one each (shared with derived
-   * clients), made on first use: over undici 8.12's HTTP/2 a watch stream
-   * that the consumer paused (event loop busy) could stay stalled for good
-   * while the session carried on (ADR 0020). Watches are few (one per
-   * resource and namespace), so this stays bounded.
+   * The Agents (shared with derived clients): requests over HTTP/2 when
+   * offered; watches on HTTP/1.1 connections of their own, one each, made on
+   * first use (over undici 8.12's HTTP/2 a watch stream that the consumer
+   * paused could stay stalled for good while the session carried on, ADR
+   * 0020; watches are few, so this stays bounded); exec upgrades on
+   * HTTP/1.1. Rebuilt when the credentials bring new TLS material.
    */
-  readonly #watchAgent: { agent: Agent | undefined };
-  /** HTTP/1.1 connections for WebSocket upgrades (exec), made on first use. */
-  #upgradeAgent: Agent | undefined;
+  readonly #pool: AgentPool;
+  /** Whether close() closes the Agents (false for a client derived with withRateLimit). */
+  readonly #ownsAgent: boolean;
+  #upgradeDispatcher: CurrentUpgradeAgent | undefined;
   readonly #limiter: TokenBucket;
   readonly #clock: Clock;
   readonly #random: Random;
@@ -123,8 +122,7 @@ export class KubeClient {
     this.#userAgent = options.userAgent ?? 'outprobe';
     this.#limiter = new TokenBucket({ clock: options.clock, qps: options.qps ?? 50, burst: options.burst ?? 100 });
     this.#ownsAgent = shareConnectionsOf === undefined;
-    this.#agent = shareConnectionsOf === undefined ? apiAgent(c, options) : shareConnectionsOf.#agent;
-    this.#watchAgent = shareConnectionsOf === undefined ? { agent: undefined } : shareConnectionsOf.#watchAgent;
+    this.#pool = shareConnectionsOf === undefined ? new AgentPool(c, options) : shareConnectionsOf.#pool;
   }
 
   /** A client with its own token bucket (and user agent) on this client's connections; closing it leaves them open. */
@@ -133,20 +131,39 @@ export class KubeClient {
   }
 
   async close(): Promise<void> {
-    await this.#upgradeAgent?.close();
     if (!this.#ownsAgent) return;
-    await this.#agent.close();
-    await this.#watchAgent.agent?.close();
+    await this.#pool.close();
   }
 
   /**
-   * HTTP/1.1 connections with this client's TLS material, for the exec
-   * WebSocket: an upgrade needs HTTP/1.1 (the API server does not offer
-   * WebSockets over HTTP/2), so these never negotiate h2.
+   * HTTP/1.1 connections with this client's current TLS material, for the
+   * exec WebSocket: an upgrade needs HTTP/1.1 (the API server does not offer
+   * WebSockets over HTTP/2), so these never negotiate h2. Use with
+   * `authHeaders()`, which also brings the TLS material up to date.
    */
   get dispatcher(): Dispatcher {
-    this.#upgradeAgent ??= apiAgent(this.connection, { http2: false });
-    return this.#upgradeAgent;
+    this.#upgradeDispatcher ??= new CurrentUpgradeAgent(() => {
+      const agent = this.#pool.currentUpgrade;
+      if (agent === undefined) throw new Error('exec upgrade before authHeaders(): no credentials yet');
+      return agent;
+    });
+    return this.#upgradeDispatcher;
+  }
+
+  /**
+   * The authentication headers for a request made outside this client (the
+   * exec WebSocket), from the current credentials; secret, never logged.
+   */
+  async authHeaders(): Promise<Readonly<Record<string, string>>> {
+    const credentials = await this.connection.credentials();
+    this.#pool.upgrade(credentials);
+    return credentials.headers;
+  }
+
+  /** The bearer token of the current credentials, if they carry one (to present to a peer). */
+  async bearerToken(): Promise<string | undefined> {
+    const authorization = (await this.connection.credentials()).headers['authorization'];
+    return authorization?.startsWith('Bearer ') === true ? authorization.slice('Bearer '.length) : undefined;
   }
 
   /** A JSON call; throws KubeApiError on failure. */
@@ -172,8 +189,7 @@ export class KubeClient {
   async *stream(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator {
     await this.#limiter.acquire(signal);
     const started = this.#clock.now();
-    this.#watchAgent.agent ??= apiAgent(this.connection, { http2: false, connections: 0 });
-    const response = await this.#dispatch({ method: 'GET', path, query, signal }, this.#watchAgent.agent, 0);
+    const response = await this.#authenticated({ method: 'GET', path, query, signal }, 'watch');
     this.#record('WATCH', path, response.statusCode, started);
     if (response.statusCode >= 400) throw await toError(response);
     let pending = '';
@@ -201,7 +217,7 @@ export class KubeClient {
     const started = this.#clock.now();
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#dispatch(options);
+      response = await this.#authenticated(options, 'api');
     } catch (err: unknown) {
       this.#record(options.method, options.path, 0, started);
       if (options.signal?.aborted === true) throw err;
@@ -219,10 +235,10 @@ export class KubeClient {
    * a non-long-running request (60 s), so a stalled stream cannot hold a
    * caller, a shutdown among them, for ever.
    */
-  #dispatch(options: RequestOptions, agent: Agent = this.#agent, bodyTimeoutMs = 60_000): Promise<Dispatcher.ResponseData> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
-    const token = this.connection.token?.();
-    if (token !== undefined && token !== '') headers['authorization'] = `Bearer ${token}`;
+  #dispatch(options: RequestOptions, credentials: Credentials, kind: 'api' | 'watch'): Promise<Dispatcher.ResponseData> {
+    const agent = kind === 'api' ? this.#pool.api(credentials) : this.#pool.watch(credentials);
+    const bodyTimeoutMs = kind === 'api' ? 60_000 : 0;
+    const headers: Record<string, string> = { ...credentials.headers, accept: 'application/json', 'user-agent': this.#userAgent };
     let body: string | null = null;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
@@ -240,28 +256,22 @@ export class KubeClient {
     });
   }
 
+  /**
+   * One request with the current credentials. A 401 is answered once more
+   * with fresh credentials, as client-go does for exec plugins: a token that
+   * expired (or was rotated) between the cache's check and the server's is
+   * the usual cause, and an unauthenticated request changed nothing.
+   */
+  async #authenticated(options: RequestOptions, kind: 'api' | 'watch'): Promise<Dispatcher.ResponseData> {
+    const response = await this.#dispatch(options, await this.connection.credentials(), kind);
+    if (response.statusCode !== 401 || options.signal?.aborted === true) return response;
+    await response.body.dump().catch(() => undefined);
+    return this.#dispatch(options, await this.connection.credentials({ refresh: true }), kind);
+  }
+
   #record(verb: string, path: string, status: number, started: number): void {
     this.#onRequest({ verb, resource: resourceOf(path), status, durationMs: this.#clock.now() - started });
   }
-}
-
-/** The Agent every request and watch of a client (and its derived clients) goes through. */
-function apiAgent(c: KubeConnection, options: Pick<KubeClientOptions, 'http2' | 'connections' | 'maxConcurrentStreams'>): Agent {
-  const http2 = options.http2 ?? true;
-  return new Agent({
-    allowH2: http2,
-    // 0: unbounded (undici's null), for the watch Agent whose connections are bounded by the number of watches.
-    connections: options.connections === 0 ? null : (options.connections ?? (http2 ? 4 : 64)),
-    maxConcurrentStreams: options.maxConcurrentStreams ?? 250,
-    // Idle connections stay 30 s (undici's default is 4 s), so a quiet spell does not cost a new TLS handshake.
-    keepAliveTimeout: 30_000,
-    connect: {
-      ...(c.ca === undefined ? {} : { ca: c.ca }),
-      ...(c.cert === undefined ? {} : { cert: c.cert }),
-      ...(c.key === undefined ? {} : { key: c.key }),
-      rejectUnauthorized: !c.insecureSkipTlsVerify,
-    },
-  });
 }
 
 function withQuery(path: string, query: RequestOptions['query']): string {

@@ -4,14 +4,15 @@
  */
 export { KubeClient, resourceOf } from './client.ts';
 export type { KubeClientOptions, PatchType, RateBudget, RequestOptions, RequestRecord } from './client.ts';
-export { fromKubeconfig, inCluster, loadConnection } from './config.ts';
-export type { KubeConnection } from './config.ts';
+export { connectionFor, connectionOf, fromKubeconfig, inCluster, loadConnection, loadKubeConfig, serviceAccountDir } from './config.ts';
+export type { ConnectionParts, Credentials, KubeConnection, LoadOptions, TlsMaterial } from './config.ts';
 export { KubeApiError, codeForStatus, isKubeError, kubeErrorCodes, parseRetryAfter, statusCauses } from './errors.ts';
 export type { KubeErrorCode, StatusCause } from './errors.ts';
 export { TokenBucket, backoffDelay } from './rate-limiter.ts';
 export { Reflector, keyOf } from './reflector.ts';
 export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType } from './reflector.ts';
 export { projectPod } from './pod.ts';
+export type { CustomObjectJson, EventJson, LeaseJson, ObjectJson, PodJson, Wire } from './models.ts';
 export { compareResourceVersions } from './resource-version.ts';
 export type { DeclaredProbe, DeclaredProbes, Pod, PodCondition, PodContainer, PodContainerStatus, PodPort } from './pod.ts';
 export { reviewBearerToken, reviewNonResourceAccess, reviewSelf, reviewToken } from './access-review.ts';

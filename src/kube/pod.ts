@@ -1,4 +1,4 @@
-import type { RawObject } from './reflector.ts';
+import type { PodJson } from './models.ts';
 
 /**
  * The compact in-memory projection of a pod: only what targeting, probing,
@@ -222,8 +222,8 @@ function statusPart(st: Readonly<Record<string, unknown>>): Pick<Pod, 'phase' | 
   };
 }
 
-/** Raw API pod (list item or watch object) → Pod. */
-export function projectPod(obj: RawObject): Pod {
+/** API pod (list item or watch object) → Pod. */
+export function projectPod(obj: PodJson): Pod {
   const raw = rec(obj);
   const m = rec(raw['metadata']);
   return {

@@ -1,12 +1,12 @@
 import { Reflector } from './reflector.ts';
 import type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent } from './reflector.ts';
 
-export interface ReflectorSetOptions<T> extends Omit<ReflectorOptions<T>, 'path' | 'onEvent' | 'onSignal' | 'project'> {
+export interface ReflectorSetOptions<T, W extends RawObject = RawObject> extends Omit<ReflectorOptions<T, W>, 'path' | 'onEvent' | 'onSignal' | 'project'> {
   /** Collection path in one namespace, or across all when `namespace` is undefined. */
   readonly path: (namespace: string | undefined) => string;
   /** Namespaces to watch, one list+watch each (matching per-namespace RBAC); empty means all namespaces. */
   readonly namespaces: readonly string[];
-  readonly project: (raw: RawObject) => T;
+  readonly project: (raw: W) => T;
   readonly onEvent: (event: StoreEvent<T>) => void;
   readonly onSignal?: (signal: ReflectorSignal, namespace: string | undefined) => void;
 }
@@ -18,20 +18,20 @@ export interface ReflectorSetOptions<T> extends Omit<ReflectorOptions<T>, 'path'
  * downstream can act on an object outside the list, whatever a server sends.
  * With no namespaces it is a single cluster-wide Reflector.
  */
-export class ReflectorSet<T> {
-  readonly #reflectors: readonly Reflector<T>[];
+export class ReflectorSet<T, W extends RawObject = RawObject> {
+  readonly #reflectors: readonly Reflector<T, W>[];
   readonly #store: Map<string, T> | undefined;
 
-  constructor(options: ReflectorSetOptions<T>) {
+  constructor(options: ReflectorSetOptions<T, W>) {
     const namespaces = [...new Set(options.namespaces)];
     if (namespaces.length === 0) {
       this.#store = undefined;
-      this.#reflectors = [new Reflector<T>({ ...options, path: options.path(undefined), onSignal: (s) => options.onSignal?.(s, undefined) })];
+      this.#reflectors = [new Reflector<T, W>({ ...options, path: options.path(undefined), onSignal: (s) => options.onSignal?.(s, undefined) })];
       return;
     }
     const store = new Map<string, T>();
     this.#store = store;
-    this.#reflectors = namespaces.map((ns) => new Reflector<T>({
+    this.#reflectors = namespaces.map((ns) => new Reflector<T, W>({
       ...options,
       path: options.path(ns),
       // Checked on the raw object, before projection: a projection may not keep the namespace.

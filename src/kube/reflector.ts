@@ -30,7 +30,7 @@ export interface ObjectRef {
   readonly uid: string;
 }
 
-export interface ReflectorOptions<T> {
+export interface ReflectorOptions<T, W extends RawObject = RawObject> {
   readonly client: KubeClient;
   readonly clock: Clock;
   readonly random: Random;
@@ -43,7 +43,7 @@ export interface ReflectorOptions<T> {
    * unused). An object it throws on is skipped and reported (`skipped`):
    * one bad object must never stop the LIST or the watch.
    */
-  readonly project: (raw: RawObject) => T;
+  readonly project: (raw: W) => T;
   readonly onEvent: (event: StoreEvent<T>) => void;
   /** Called after every complete LIST has been applied to the store. */
   readonly onSynced?: () => void;
@@ -83,13 +83,13 @@ export function keyOf(obj: RawObject): string {
  * resourceVersion; a silent watch is ended after `inactivityMs`. The store
  * holds projections only.
  */
-export class Reflector<T> {
+export class Reflector<T, W extends RawObject = RawObject> {
   readonly store = new Map<string, T>();
-  readonly #o: ReflectorOptions<T>;
+  readonly #o: ReflectorOptions<T, W>;
   #resourceVersion = '';
   #synced = false;
 
-  constructor(options: ReflectorOptions<T>) {
+  constructor(options: ReflectorOptions<T, W>) {
     this.#o = options;
   }
 
@@ -240,7 +240,8 @@ export class Reflector<T> {
   #project(raw: unknown): T | typeof skipped {
     try {
       if (raw === null || typeof raw !== 'object') throw new TypeError(`not an object: ${raw === null ? 'null' : typeof raw}`);
-      return this.#o.project(raw as RawObject);
+      // The JSON is taken to be the resource's model (W); `project` still reads it defensively.
+      return this.#o.project(raw as W);
     } catch (error: unknown) {
       this.#o.onSignal?.({ kind: 'skipped', object: refOf(raw), error });
       return skipped;

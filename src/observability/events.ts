@@ -1,5 +1,5 @@
 import type { Clock, Random } from '../kernel/index.ts';
-import type { RequestOptions } from '../kube/index.ts';
+import type { EventJson, RequestOptions } from '../kube/index.ts';
 import { isKubeError } from '../kube/index.ts';
 import type { AggregatorConfig } from './event-aggregator.ts';
 import { EventAggregator } from './event-aggregator.ts';
@@ -297,7 +297,7 @@ export class EventRecorder {
 export function eventBody(item: {
   readonly name: string; readonly object: InvolvedObject; readonly type: EventType; readonly reason: string;
   readonly message: string; readonly count: number; readonly firstMs: number; readonly lastMs: number;
-}, reportingInstance: string): Record<string, unknown> {
+}, reportingInstance: string): EventJson {
   const o = item.object;
   return {
     apiVersion: 'v1',

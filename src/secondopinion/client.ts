@@ -7,9 +7,9 @@ import { parseAnswer, requestBody, secondOpinionPath } from './protocol.ts';
  * Any status but 200 (and 404: not served) is an error; the token is never
  * part of an error message.
  */
-export function httpAskPeer(token: () => string | undefined): AskPeer {
+export function httpAskPeer(token: () => string | undefined | Promise<string | undefined>): AskPeer {
   return async (address, request, signal) => {
-    const bearer = token();
+    const bearer = await token();
     if (bearer === undefined || bearer === '') throw new Error('no bearer token to present to the peer');
     const res = await fetch(`http://${address}${secondOpinionPath}`, {
       method: 'POST',

@@ -1,6 +1,6 @@
 import type { Clock } from '../kernel/index.ts';
 import { isKubeError } from '../kube/index.ts';
-import type { KubeClient, RawObject } from '../kube/index.ts';
+import type { KubeClient, LeaseJson } from '../kube/index.ts';
 import { countsAnnotation, leaseName, microTime, projectLease, shardLabel } from './lease.ts';
 import type { ShardLease } from './lease.ts';
 import { encodeCounts } from './counts.ts';
@@ -34,11 +34,11 @@ export class LeaseWriter {
     const body = this.#body(now, encodeCounts(counts), extra);
     const name = leaseName(this.#o.identity);
     try {
-      const written = await this.#o.client.request<RawObject>({ method: 'PATCH', path: `${this.#path}/${name}`, patch: 'merge', body, signal, retry: false });
+      const written = await this.#o.client.request<LeaseJson>({ method: 'PATCH', path: `${this.#path}/${name}`, patch: 'merge', body, signal, retry: false });
       this.#set(written);
     } catch (err: unknown) {
       if (!isKubeError(err, 'NotFound')) throw err;
-      const created = await this.#o.client.request<RawObject>({ method: 'POST', path: this.#path, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...body }, signal, retry: false });
+      const created = await this.#o.client.request<LeaseJson>({ method: 'POST', path: this.#path, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...body }, signal, retry: false });
       this.#set(created);
     }
   }
@@ -54,12 +54,12 @@ export class LeaseWriter {
     }
   }
 
-  #set(raw: RawObject): void {
+  #set(raw: LeaseJson): void {
     this.#acquired = true;
     this.#current = projectLease(raw);
   }
 
-  #body(now: number, counts: string, extra: Readonly<Record<string, string>>): Record<string, unknown> {
+  #body(now: number, counts: string, extra: Readonly<Record<string, string>>): LeaseJson {
     const time = microTime(now);
     return {
       metadata: { name: leaseName(this.#o.identity), namespace: this.#o.namespace, labels: { [shardLabel]: 'true' }, annotations: { ...extra, [countsAnnotation]: counts } },

@@ -1,4 +1,4 @@
-import type { RawObject } from '../kube/index.ts';
+import type { LeaseJson } from '../kube/index.ts';
 
 /** Label on every shard Lease; membership lists and watches by it. */
 export const shardLabel = 'outprobe.io/shard';
@@ -41,15 +41,9 @@ export function parseTime(value: unknown): number {
   return Date.parse(value.replace(/(\.\d{3})\d+/, '$1'));
 }
 
-interface LeaseSpec {
-  readonly holderIdentity?: string;
-  readonly leaseDurationSeconds?: number;
-  readonly renewTime?: string;
-}
-
-export function projectLease(raw: RawObject): ShardLease {
-  const spec = (raw['spec'] ?? {}) as LeaseSpec;
-  const annotations = (raw.metadata as { annotations?: Record<string, string> } | undefined)?.annotations;
+export function projectLease(raw: LeaseJson): ShardLease {
+  const spec = raw.spec ?? {};
+  const annotations = raw.metadata?.annotations;
   return {
     name: raw.metadata?.name ?? '',
     holder: spec.holderIdentity ?? '',

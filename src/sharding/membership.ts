@@ -1,6 +1,6 @@
 import type { Clock, Random } from '../kernel/index.ts';
 import { Reflector } from '../kube/index.ts';
-import type { KubeClient, Pod } from '../kube/index.ts';
+import type { KubeClient, LeaseJson, Pod } from '../kube/index.ts';
 import { aggregateCounts } from './counts.ts';
 import type { PolicyCounts } from './counts.ts';
 import { Handover } from './handover.ts';
@@ -57,7 +57,7 @@ export interface ShardMembershipOptions {
 export class ShardMembership {
   readonly #o: ShardMembershipOptions;
   readonly #durationMs: number;
-  readonly #reflector: Reflector<ShardLease>;
+  readonly #reflector: Reflector<ShardLease, LeaseJson>;
   readonly #writer: LeaseWriter;
   readonly #handover: Handover;
   #host: ShardHost | undefined;
@@ -74,7 +74,7 @@ export class ShardMembership {
     this.#durationMs = options.leaseDurationMs ?? 15_000;
     this.#handover = new Handover(options.identity, this.#durationMs);
     this.#writer = new LeaseWriter({ client: options.client, clock: options.clock, namespace: options.namespace, identity: options.identity, durationMs: this.#durationMs });
-    this.#reflector = new Reflector<ShardLease>({
+    this.#reflector = new Reflector<ShardLease, LeaseJson>({
       client: options.client,
       clock: options.clock,
       random: options.random,

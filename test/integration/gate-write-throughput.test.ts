@@ -5,9 +5,10 @@
 // and every gate still lands.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
-import { KubeClient, fromKubeconfig } from '../../src/kube/index.ts';
+import { KubeClient, connectionFor, fromKubeconfig } from '../../src/kube/index.ts';
 import { GateWriter, WriteQueue, patchGateCondition } from '../../src/writeback/index.ts';
 import type { GateCondition, GateWriteResult, PodRef, WriteOutcome } from '../../src/writeback/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
@@ -172,7 +173,7 @@ describe('gate writes against a kube-apiserver that answers 429 (--max-mutating-
   it('the queue halves on 429, sends nothing until Retry-After has passed, and every gate lands', async () => {
     const pods = await createPods(client, ns, n);
     // The max-in-flight filter never limits system:masters (the plane's admin): write as a ServiceAccount, as outprobe does.
-    const gateClient = new KubeClient({ connection: { ...client.connection, cert: undefined, key: undefined, token: () => token }, clock: systemClock, random: systemRandom, qps: 1000, burst: 1000, userAgent: 'outprobe-test/gates' });
+    const gateClient = new KubeClient({ connection: connectionFor({ server: cp.server, caPem: readFileSync(join(cp.dir, 'pki', 'serving-ca.crt'), 'utf8'), token }), clock: systemClock, random: systemRandom, qps: 1000, burst: 1000, userAgent: 'outprobe-test/gates' });
     const run = await writeAll(cp, gateClient, pods, 64).finally(() => gateClient.close());
     const throttled = run.outcomes.filter((o) => o.kind === 'throttled');
     console.log(

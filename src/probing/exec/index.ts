@@ -27,8 +27,11 @@ export interface ExecProberOptions {
   readonly server: string;
   /** Carries the client's TLS material (CA, client certificate). */
   readonly dispatcher: Dispatcher;
-  /** Bearer token, read per call (rotated service-account tokens). */
-  readonly token?: (() => string | undefined) | undefined;
+  /**
+   * Authentication headers (Authorization, Impersonate-User), asked per call
+   * so rotated or refreshed credentials are used.
+   */
+  readonly headers?: (() => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>) | undefined;
   /**
    * Put the command's output in the Outcome (sanitised, cut to 512
    * characters). Otherwise the Outcome says only how many bytes there were,
@@ -65,8 +68,15 @@ interface ExecStatus {
  */
 export function createExecProber(options: ExecProberOptions): ExecProber {
   const closeTimeoutMs = options.closeTimeoutMs ?? 1000;
-  return (target, signal) =>
-    new Promise<Outcome>((resolve) => {
+  return async (target, signal) => {
+    let headers: Readonly<Record<string, string>>;
+    try {
+      headers = (await options.headers?.()) ?? {};
+    } catch (err: unknown) {
+      // The credential source's own message (an exec plugin's stderr, a missing file), never the credential.
+      return errored(`no credentials for the API server: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return new Promise<Outcome>((resolve) => {
       if (signal?.aborted === true) {
         resolve(errored('probe cancelled'));
         return;
@@ -74,10 +84,9 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
       const query = new URLSearchParams({ container: target.container, stdout: 'true', stderr: 'true' });
       for (const part of target.command) query.append('command', part);
       const url = `${options.server.replace(/^http/, 'ws')}/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.pod)}/exec?${query.toString()}`;
-      const token = options.token?.();
       const closer = new Closer(closeTimeoutMs);
       const dispatcher = capturingUpgrades(options.dispatcher, closer.adopt);
-      const ws = new WebSocket(url, { protocols, dispatcher, ...(token === undefined || token === '' ? {} : { headers: { authorization: `Bearer ${token}` } }) });
+      const ws = new WebSocket(url, { protocols, dispatcher, ...(Object.keys(headers).length === 0 ? {} : { headers: { ...headers } }) });
       ws.binaryType = 'arraybuffer';
       const chunks: Buffer[] = [];
       let size = 0;
@@ -132,6 +141,7 @@ export function createExecProber(options: ExecProberOptions): ExecProber {
         finish(errored(`exec: ${err instanceof Error ? err.message : 'WebSocket error'}`));
       });
     });
+  };
 }
 
 /**

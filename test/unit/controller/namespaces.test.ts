@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Controller } from '../../../src/controller/index.ts';
 import type { ControllerEvent } from '../../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../../src/kernel/index.ts';
-import { KubeClient, ReflectorSet } from '../../../src/kube/index.ts';
+import { connectionFor, KubeClient, ReflectorSet } from '../../../src/kube/index.ts';
 import type { RawObject } from '../../../src/kube/index.ts';
 
 /**
@@ -88,7 +88,7 @@ describe('watching a list of namespaces', () => {
     api = fakeApiServer(seen);
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     const server = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
-    client = new KubeClient({ connection: { server, ca: undefined, cert: undefined, key: undefined, token: undefined, insecureSkipTlsVerify: false, namespace: 'outprobe' }, clock: systemClock, random: systemRandom });
+    client = new KubeClient({ connection: connectionFor({ server, namespace: 'outprobe' }), clock: systemClock, random: systemRandom });
   });
   after(async () => {
     api.closeAllConnections();

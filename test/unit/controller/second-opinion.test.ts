@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Controller } from '../../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../../src/kernel/index.ts';
-import { KubeClient } from '../../../src/kube/index.ts';
+import { connectionFor, KubeClient } from '../../../src/kube/index.ts';
 import type { Question } from '../../../src/secondopinion/index.ts';
 
 /**
@@ -59,7 +59,7 @@ async function run(o: { readonly secondOpinion: boolean; readonly peerGuard: boo
   const patches: string[] = [];
   const api = fakeApi(patches, o.secondOpinion);
   await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
-  const client = new KubeClient({ connection: { server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, ca: undefined, cert: undefined, key: undefined, token: undefined, insecureSkipTlsVerify: false, namespace: 'outprobe' }, clock: systemClock, random: systemRandom });
+  const client = new KubeClient({ connection: connectionFor({ server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, namespace: 'outprobe' }), clock: systemClock, random: systemRandom });
   const questions: Question[] = [];
   const held: string[] = [];
   const controller = new Controller({

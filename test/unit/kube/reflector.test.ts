@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../../src/kernel/index.ts';
-import { KubeClient, Reflector, projectPod } from '../../../src/kube/index.ts';
+import { connectionFor, KubeClient, Reflector, projectPod } from '../../../src/kube/index.ts';
 import type { Pod, RawObject, ReflectorSignal, StoreEvent } from '../../../src/kube/index.ts';
 import { httpServer } from '../../support/loopback.ts';
 import type { Listening } from '../../support/loopback.ts';
@@ -84,7 +84,7 @@ describe('Reflector with objects the conversion cannot read', () => {
 
   it('skips and reports each bad object in LIST pages and WATCH events, keeps watching, and moves the resourceVersion past them', async () => {
     const client = new KubeClient({
-      connection: { server: `http://127.0.0.1:${api.port}`, ca: undefined, cert: undefined, key: undefined, token: undefined, insecureSkipTlsVerify: false, namespace: 'shop' },
+      connection: connectionFor({ server: `http://127.0.0.1:${api.port}`, namespace: 'shop' }),
       clock: systemClock,
       random: () => 0.5,
     });

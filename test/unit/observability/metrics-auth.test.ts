@@ -4,7 +4,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { systemRandom } from '../../../src/kernel/index.ts';
-import { KubeClient, reviewBearerToken } from '../../../src/kube/index.ts';
+import { connectionFor, KubeClient, reviewBearerToken } from '../../../src/kube/index.ts';
 import { Metrics, MetricsAuth, bearerToken, startObservabilityServer } from '../../../src/observability/index.ts';
 import type { ObservabilityServer } from '../../../src/observability/index.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
@@ -75,7 +75,7 @@ describe('/metrics with kube-rbac-proxy style authentication', () => {
     api = fakeApiServer(reviews, state);
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     client = new KubeClient({
-      connection: { server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, ca: undefined, cert: undefined, key: undefined, token: () => 'controller-own-token', insecureSkipTlsVerify: false, namespace: 'outprobe' },
+      connection: connectionFor({ server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, namespace: 'outprobe', token: 'controller-own-token' }),
       clock,
       random: systemRandom,
       maxAttempts: 1,

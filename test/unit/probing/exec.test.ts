@@ -70,7 +70,7 @@ describe('exec probe over the pods/exec WebSocket protocol', () => {
     await dispatcher.close();
   });
   const probe = (command: string[], timeoutMs = 1000, publishOutput = true): ReturnType<ReturnType<typeof createExecProber>> =>
-    createExecProber({ server, dispatcher, token: () => 'secret', publishOutput })({ namespace: 'ns', pod: 'p', container: 'web', command, timeoutMs });
+    createExecProber({ server, dispatcher, headers: () => ({ authorization: 'Bearer secret' }), publishOutput })({ namespace: 'ns', pod: 'p', container: 'web', command, timeoutMs });
 
   it('exit 0 is success with the output; the request names container, command, token and subprotocol', async () => {
     assert.deepEqual(await probe(['ok', 'a b', 'c']), { kind: 'success', output: 'container=web auth=Bearer secret proto=v5.channel.k8s.io args=a b,c' });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { projectPod } from '../../../src/kube/index.ts';
-import type { Pod } from '../../../src/kube/index.ts';
+import type { Pod, PodJson } from '../../../src/kube/index.ts';
 import { formatIssue, validatePolicy } from '../../../src/policy/index.ts';
 import type { ProbePolicy, ValidateOptions } from '../../../src/policy/index.ts';
 import { AddressGuard, buildRequest, planTargets, samePlannedProbe } from '../../../src/targets/index.ts';
@@ -9,8 +9,9 @@ import { AddressGuard, buildRequest, planTargets, samePlannedProbe } from '../..
 /** A pod as the API returns it, through the real projection. */
 function pod(containers: Record<string, unknown>[], o: { uid?: string; name?: string } = {}): Pod {
   return projectPod({
-    metadata: { uid: o.uid ?? 'u1', name: o.name ?? 'web-1', namespace: 'shop', labels: { app: 'web' } } as Record<string, unknown>,
-    spec: { containers },
+    metadata: { uid: o.uid ?? 'u1', name: o.name ?? 'web-1', namespace: 'shop', labels: { app: 'web' } },
+    // Loose containers on purpose: the projection reads hostile pods defensively.
+    spec: { containers } as unknown as NonNullable<PodJson['spec']>,
     status: { phase: 'Running', podIP: '127.0.10.1' },
   });
 }
