@@ -46,6 +46,8 @@ const { values } = parseArgs({
     'settle-s': { type: 'string' },
     /** `real`: the production reporter (metrics, Events into the in-memory API, logs to nowhere) and gate-write queue. */
     observer: { type: 'string' },
+    /** Extra Node/V8 flags for each memory case's child process, one string (`'--max-semi-space-size=4'`). */
+    'node-args': { type: 'string', default: '' },
   },
 });
 /** The convergence phase ends after this long even if not every gate is True (a controller that cannot keep up). */
@@ -279,7 +281,7 @@ async function run(api: MemoryApi, policies: number, podCount: number, memory: A
 
 /** Runs one memory case in a child process of its own (so each starts from an empty process) and returns its JSON line. */
 async function child(policies: number, pods: number): Promise<unknown> {
-  const args = ['--expose-gc', process.argv[1] ?? '', '--memory', '--child', '--pods', String(pods), '--policies', String(policies), '--period', String(periodSeconds), '--converge-s', String(convergeMs / 1000), '--settle-s', String(settleMs / 1000)];
+  const args = ['--expose-gc', ...values['node-args'].split(' ').filter((a) => a !== ''), process.argv[1] ?? '', '--memory', '--child', '--pods', String(pods), '--policies', String(policies), '--period', String(periodSeconds), '--converge-s', String(convergeMs / 1000), '--settle-s', String(settleMs / 1000)];
   if (values.snapshot !== undefined) args.push('--snapshot', values.snapshot);
   if (values.observer !== undefined) args.push('--observer', values.observer);
   const p = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -300,4 +302,4 @@ for (const pods of podCounts) {
   }
 }
 // The machine's load is part of the figures: event-loop delay includes time spent waiting for a core.
-process.stdout.write(`${JSON.stringify({ bench: values.memory ? 'scale-memory' : 'scale', node: process.version, cores: cpus().length, loadavg1m: Math.round((loadavg()[0] ?? 0) * 10) / 10, periodSeconds, observer: realObserver ? 'real' : 'none', results })}\n`);
+process.stdout.write(`${JSON.stringify({ bench: values.memory ? 'scale-memory' : 'scale', node: process.version, cores: cpus().length, loadavg1m: Math.round((loadavg()[0] ?? 0) * 10) / 10, periodSeconds, observer: realObserver ? 'real' : 'none', nodeArgs: values['node-args'], results })}\n`);
