@@ -1,5 +1,5 @@
 import type { Clock } from '../kernel/index.ts';
-import { podKey as podKeyOf } from '../kube/index.ts';
+import { flatKey, podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
 import { panicMessage } from '../panic/index.ts';
@@ -427,8 +427,10 @@ export class TargetSet {
     else this.#planIssues.set(pod.uid, issues);
   }
 
-  #upsert(plan: TargetPlan, pod: Pod, old: Pod | undefined): void {
-    const existing = this.#targets.get(plan.key);
+  #upsert(planned: TargetPlan, pod: Pod, old: Pod | undefined): void {
+    const existing = this.#targets.get(planned.key);
+    // A new target's key is kept as long as the target (maps, scheduler): one flat string.
+    const plan = existing === undefined ? { ...planned, key: flatKey(planned.key) } : planned;
     if (existing === undefined) {
       const seedTrue = plan.conditionType !== undefined && gateStatus(pod, plan.conditionType) === 'True';
       const target = newTarget(plan, seedTrue, this.#d.clock.now());

@@ -88,6 +88,16 @@ export interface Pod {
   readonly conditions: readonly PodCondition[];
 }
 
+/**
+ * The same text as one flat string. A key built by concatenation is a tree
+ * of string pieces that a Map keeps whole (its flattened text besides); the
+ * text of an object's own key is flat and shared (issue 17). For keys kept
+ * as long as their pod: each call costs an allocation.
+ */
+export function flatKey(s: string): string {
+  return Object.keys({ [s]: 0 })[0] ?? s;
+}
+
 /** The pod's `namespace/name`. */
 export function podKey(pod: Pick<Pod, 'key' | 'namespace' | 'name'>): string {
   return pod.key ?? `${pod.namespace}/${pod.name}`;
@@ -307,7 +317,7 @@ export function projectPod(obj: PodJson, previous?: Pod): Pod {
   // Another pod's projection (a different namespace or name) lends nothing.
   const prev = previous !== undefined && previous.namespace === namespace && previous.name === name ? previous : undefined;
   return {
-    key: prev?.key ?? `${namespace}/${name}`,
+    key: prev?.key ?? flatKey(`${namespace}/${name}`),
     uid,
     namespace,
     name,
