@@ -1,4 +1,4 @@
-import type { BudgetPod } from '../writeback/index.ts';
+import type { BudgetCounts, BudgetPod } from '../writeback/index.ts';
 
 /** What one pod a policy selects contributes to the policy's status and remediation budget. */
 export interface PodMark {
@@ -117,6 +117,8 @@ export class PolicyTally {
   diverged = 0;
   /** Counted pods whose plan issue is about a container's own probe (ADR 0023). */
   probeIssues = 0;
+  /** Over every mark, terminating pods included (the remediation budget's counts). */
+  #budget = { pods: 0, failing: 0, notAvailable: 0 };
 
   /** The pods (by `namespace/name`) the policy selects. */
   podKeys(): IterableIterator<string> {
@@ -130,7 +132,9 @@ export class PolicyTally {
   set(podKey: string, mark: PodMark): void {
     const old = this.#marks.get(podKey);
     if (old !== undefined) this.#count(old, -1);
+    if (old !== undefined) this.#countBudget(old, -1);
     const stored = new StoredMark(mark);
+    this.#countBudget(stored, 1);
     // An existing key keeps its place and its key string (one copy per pod, shared with the other maps).
     this.#marks.set(podKey, stored);
     this.#count(stored, 1);
@@ -144,6 +148,7 @@ export class PolicyTally {
     this.#marks.delete(podKey);
     this.#issues.delete(podKey);
     this.#count(old, -1);
+    this.#countBudget(old, -1);
   }
 
   /** Plan issues of the counted pods, in store order. */
@@ -156,6 +161,28 @@ export class PolicyTally {
     const out: BudgetPod[] = [];
     for (const m of this.#marks.values()) out.push({ uid: m.uid, ready: m.available, failing: m.failing, remediating: remediating(m.uid) });
     return out;
+  }
+
+  /**
+   * What `budgetCountsOf(candidate.uid, budgetPods(...))` gives, from counts
+   * kept as marks change and the pods being remediated (few): O(remediating),
+   * not O(pods).
+   */
+  budgetCounts(candidate: { readonly uid: string; readonly podKey: string }, remediating: ReadonlyMap<string, string>): BudgetCounts {
+    let unavailable = this.#budget.notAvailable;
+    const own = this.#marks.get(candidate.podKey);
+    if (own !== undefined && own.uid === candidate.uid && !own.available) unavailable--;
+    for (const [uid, podKey] of remediating) {
+      const m = this.#marks.get(podKey);
+      if (uid !== candidate.uid && m !== undefined && m.uid === uid && m.available) unavailable++;
+    }
+    return { pods: this.#budget.pods, failing: this.#budget.failing, unavailable };
+  }
+
+  #countBudget(m: StoredMark, by: 1 | -1): void {
+    this.#budget.pods += by;
+    if (m.failing) this.#budget.failing += by;
+    if (!m.available) this.#budget.notAvailable += by;
   }
 
   #count(m: StoredMark, by: 1 | -1): void {

@@ -12,7 +12,7 @@ import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
 import type { AddressGuard, PlanIssue, TargetPlan } from '../targets/index.ts';
-import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
+import type { BudgetCounts, BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
 import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
@@ -246,6 +246,12 @@ export class TargetSet {
   budgetPods(policyKey: string, remediating: (uid: string) => boolean): BudgetPod[] {
     if (this.#d.policies.get(policyKey)?.policy === undefined) return [];
     return this.#tallies.get(policyKey)?.budgetPods(remediating) ?? [];
+  }
+
+  /** `budgetPods` as counts, kept as pods change (ADR 0031). */
+  budgetCounts(policyKey: string, candidate: { readonly uid: string; readonly podKey: string }, remediating: ReadonlyMap<string, string>): BudgetCounts {
+    if (this.#d.policies.get(policyKey)?.policy === undefined) return { pods: 0, failing: 0, unavailable: 0 };
+    return this.#tallies.get(policyKey)?.budgetCounts(candidate, remediating) ?? { pods: 0, failing: 0, unavailable: 0 };
   }
 
   /** This replica's count of the policy's diverged pods (ADR 0023). */
