@@ -30,6 +30,7 @@ import type { Observer } from '../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import type { Clock } from '../../src/kernel/index.ts';
 import { EventRecorder, Metrics, createLogger } from '../../src/observability/index.ts';
+import type { Outcome } from '../../src/probing/index.ts';
 import { WriteQueue } from '../../src/writeback/index.ts';
 import { MemoryApi } from './memory-api.ts';
 
@@ -48,6 +49,8 @@ const { values } = parseArgs({
     observer: { type: 'string' },
     /** Extra Node/V8 flags for each memory case's child process, one string (`'--max-semi-space-size=4'`). */
     'node-args': { type: 'string', default: '' },
+    /** After convergence, this percent of the pods fail their probes (every 100/N-th pod) before the costs are taken: the panic step and the budget then have failures to decide (issue 17). */
+    'failing-percent': { type: 'string', default: '0' },
   },
 });
 /** The convergence phase ends after this long even if not every gate is True (a controller that cannot keep up). */
@@ -74,12 +77,14 @@ function policy(p: number, generation: number, path: string): Record<string, unk
   };
 }
 
+const podIP = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+
 function pod(i: number, p: number, startedAt: string): Record<string, unknown> & { metadata: { name: string; namespace: string; uid: string; labels: Record<string, string> } } {
   return {
     metadata: { name: `pod-${i}`, namespace: ns, uid: `uid-${i}`, labels: { app: `app-${p}` } },
     spec: { nodeName: 'n1', readinessGates: [{ conditionType: gateOf(p) }], containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 8080 }] }] },
     status: {
-      phase: 'Running', podIP: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      phase: 'Running', podIP: podIP(i),
       conditions: [{ type: 'ContainersReady', status: 'True' }],
       containerStatuses: [{ name: 'web', containerID: `containerd://c${i}`, restartCount: 0, started: true, ready: true, state: { running: { startedAt } } }],
     },
@@ -180,10 +185,13 @@ async function measured(api: MemoryApi, policies: number, podCount: number) {
 async function run(api: MemoryApi, policies: number, podCount: number, memory: Awaited<ReturnType<typeof measured>> | undefined) {
   const clock = new SkewClock();
   for (let p = 0; p < policies; p++) api.put('policies', policy(p, 1, '/healthz'));
-  const ok = (): Promise<{ kind: 'success'; output: string }> => Promise.resolve({ kind: 'success', output: '' });
+  const failingPercent = Number(values['failing-percent']);
+  const failingIps = new Set<string>();
+  const answer = (ip: string): Promise<Outcome> => Promise.resolve(failingIps.has(ip) ? { kind: 'failure', output: 'HTTP probe failed with statuscode: 503' } : { kind: 'success', output: '' });
+  const ok = (): Promise<Outcome> => Promise.resolve({ kind: 'success', output: '' });
   const sinks = observerFor(api);
   const controller = new Controller({
-    client: api.client, clock, random: systemRandom, observe: sinks.observe, probers: { httpGet: ok, tcpSocket: ok, grpc: ok }, namespaces: [ns],
+    client: api.client, clock, random: systemRandom, observe: sinks.observe, probers: { httpGet: (req) => answer(req.ip), tcpSocket: ok, grpc: ok }, namespaces: [ns],
     ...(sinks.queue === undefined ? {} : { gateWrites: { client: api.client, queue: sinks.queue } }),
   });
   const stop = new AbortController();
@@ -219,6 +227,14 @@ async function run(api: MemoryApi, policies: number, podCount: number, memory: A
   say(`${policies} policies: ${gated}/${podCount} gates True after ${Math.round(performance.now() - start)} ms; event-loop delay p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms; ${api.gateWrites} gate writes, ${api.statusWrites} status writes`);
   await sleep(2_500); // the last status writes and their echoes
   await memory?.converged();
+  if (failingPercent > 0) {
+    const every = Math.max(1, Math.round(100 / failingPercent));
+    for (let i = 0; i < podCount; i += every) failingIps.add(podIP(i));
+    // failureThreshold (3) periods and one more: every failing pod is confirmed failing, its gate False or failed open.
+    await sleep((3 + 1) * periodSeconds * 1000 + 2_000);
+    say(`${failingIps.size} pods failing: ${podCount - api.gatedTrue.size} gates not True`);
+  }
+  const gatesNotTrueInCosts = podCount - api.gatedTrue.size;
 
   // 2. Costs.
   const handled = new Map<string, number>();
@@ -268,6 +284,9 @@ async function run(api: MemoryApi, policies: number, podCount: number, memory: A
     gatesTrueAtEnd: gated,
     /** Process CPU (user + system) from the first pod to convergence, per pod: watch, planning, the first probes, gate writes and their echoes. */
     convergeCpuUsPerPod,
+    /** Pods whose probes failed during the costs (`--failing-percent`), and gates not True then. */
+    failingPods: failingIps.size,
+    gatesNotTrueInCosts,
     eventLoopDelayMs: { p50: Math.round(loop.p50 * 10) / 10, p99: Math.round(loop.p99 * 10) / 10, max: Math.round(loop.max * 10) / 10 },
     statusOnlyEventMs: quantiles(statusOnly),
     specChangeEventMs: quantiles(specChange),
@@ -284,6 +303,7 @@ async function child(policies: number, pods: number): Promise<unknown> {
   const args = ['--expose-gc', ...values['node-args'].split(' ').filter((a) => a !== ''), process.argv[1] ?? '', '--memory', '--child', '--pods', String(pods), '--policies', String(policies), '--period', String(periodSeconds), '--converge-s', String(convergeMs / 1000), '--settle-s', String(settleMs / 1000)];
   if (values.snapshot !== undefined) args.push('--snapshot', values.snapshot);
   if (values.observer !== undefined) args.push('--observer', values.observer);
+  args.push('--failing-percent', values['failing-percent']);
   const p = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
