@@ -73,7 +73,7 @@ async function ours(raw: boolean): Promise<void> {
   const reflector = new Reflector<Pod | PodJson, PodJson>({
     client, clock: systemClock, random: systemRandom,
     path: `/api/v1/namespaces/${namespace}/pods`,
-    project: raw ? (p) => p : projectPod,
+    project: raw ? (p) => p : (p, previous) => projectPod(p, previous as Pod | undefined),
     // The reflector holds the projected pods in its own store.
     onEvent: () => {
       if (synced) onEvent();

@@ -55,7 +55,12 @@ const eventsPerRead = 20;
 const keyOf = (o: Raw): string => `${o.metadata.namespace}/${o.metadata.name}`;
 
 export class MemoryApi {
-  readonly pods = new Map<string, Raw>();
+  /**
+   * Pods as JSON text (one string each, parsed on demand): the API's own
+   * share of the process stays small and countable (`podBytes`), so the
+   * memory mode can tell the controller's heap from the API's.
+   */
+  readonly pods = new Map<string, string>();
   readonly policies = new Map<string, Raw>();
   readonly podFeed = new Feed();
   readonly policyFeed = new Feed();
@@ -63,6 +68,8 @@ export class MemoryApi {
   readonly gatedTrue = new Set<string>();
   gateWrites = 0;
   statusWrites = 0;
+  /** Event creates and patches (the EventRecorder's), accepted and dropped. */
+  eventWrites = 0;
   #rv = 1;
 
   /** The object as the controller's client type (request and stream are all it calls here). */
@@ -72,14 +79,31 @@ export class MemoryApi {
 
   put(kind: 'pods' | 'policies', object: Raw, type: 'ADDED' | 'MODIFIED' = 'ADDED'): void {
     object.metadata.resourceVersion = String(++this.#rv);
-    (kind === 'pods' ? this.pods : this.policies).set(keyOf(object), object);
-    (kind === 'pods' ? this.podFeed : this.policyFeed).push({ type, object: structuredClone(object) });
+    if (kind === 'pods') {
+      const text = JSON.stringify(object);
+      this.pods.set(keyOf(object), text);
+      this.podFeed.push({ type, object: JSON.parse(text) as Raw });
+      return;
+    }
+    this.policies.set(keyOf(object), object);
+    this.policyFeed.push({ type, object: structuredClone(object) });
+  }
+
+  /** Bytes of the pods' JSON text held (one byte per character: the bench's pods are ASCII). */
+  get podBytes(): number {
+    let n = 0;
+    for (const [k, v] of this.pods) n += k.length + v.length;
+    return n;
   }
 
   request<T = unknown>(o: RequestOptions): Promise<T> {
     if (o.method === 'GET') {
-      const items = o.path.includes('/pods') ? [...this.pods.values()] : [...this.policies.values()];
-      return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items: structuredClone(items) } as T);
+      const items = o.path.includes('/pods') ? [...this.pods.values()].map((t) => JSON.parse(t) as Raw) : structuredClone([...this.policies.values()]);
+      return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items } as T);
+    }
+    if (/\/events(\/[^/]+)?$/.test(o.path) && (o.method === 'POST' || o.method === 'PATCH')) {
+      this.eventWrites++;
+      return Promise.resolve(structuredClone(o.body) as T);
     }
     const m = /\/namespaces\/([^/]+)\/(pods|probepolicies)\/([^/]+)\/status$/.exec(o.path);
     if (o.method !== 'PATCH' || m === null) return Promise.reject(new Error(`unexpected ${o.method} ${o.path}`));
@@ -99,8 +123,9 @@ export class MemoryApi {
   }
 
   #patchPod(key: string, conditions: readonly { type: string }[]): Raw {
-    const pod = this.pods.get(key);
-    if (pod === undefined) throw new Error(`no pod ${key}`);
+    const text = this.pods.get(key);
+    if (text === undefined) throw new Error(`no pod ${key}`);
+    const pod = JSON.parse(text) as Raw;
     this.gateWrites++;
     const status = pod['status'] as { conditions?: { type: string }[] };
     const types = new Set(conditions.map((c) => c.type));
@@ -109,6 +134,6 @@ export class MemoryApi {
     if (on) this.gatedTrue.add(key);
     else this.gatedTrue.delete(key);
     this.put('pods', pod, 'MODIFIED');
-    return structuredClone(pod);
+    return pod;
   }
 }

@@ -1,17 +1,29 @@
+import { InternCache, StringInterner } from '../kube/index.ts';
 import type { Transition } from '../results/index.ts';
 import type { GateCondition } from '../writeback/index.ts';
 
+/*
+ * The gate writer keeps the condition last desired for every pod: thousands
+ * of pods turning ready in the same second get one shared condition object
+ * (and one copy of its time and message) instead of one each (issue 17). Both
+ * caches are bounded; a condition is read-only data.
+ */
+const timeTexts = new StringInterner({ maxEntries: 1024, maxLength: 32 });
+const successes = new InternCache<GateCondition>(4096);
+
 /** RFC 3339 at seconds precision, as the API server stores condition times. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return timeTexts.intern(new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z'));
 }
 
 const maxMessage = 1024;
 
 type Times = Pick<GateCondition, 'lastTransitionTime' | 'lastProbeTime'>;
 
-const succeeded = (type: string, container: string, times: Times): GateCondition =>
-  ({ type, ...times, status: 'True', reason: 'ProbeSucceeded', message: `Readiness probe of container ${container} succeeded` });
+function succeeded(type: string, container: string, at: Times): GateCondition {
+  const condition: GateCondition = { type, ...at, status: 'True', reason: 'ProbeSucceeded', message: `Readiness probe of container ${container} succeeded` };
+  return successes.intern(JSON.stringify([type, container, at.lastTransitionTime, at.lastProbeTime]), condition);
+}
 const probeFailed = (type: string, output: string, times: Times): GateCondition =>
   ({ type, ...times, status: 'False', reason: 'ProbeFailed', message: `Readiness probe failed: ${output}`.slice(0, maxMessage) });
 

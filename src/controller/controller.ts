@@ -234,7 +234,7 @@ export class Controller {
       observe,
       pod: (key) => this.pods.store.get(key),
       policy: (key) => this.policies.get(key)?.policy,
-      budgetPods: (key) => this.targets.budgetPods(key, (uid) => this.remediator.isRemediating(uid)),
+      budgetCounts: (key, candidate, remediating) => this.targets.budgetCounts(key, candidate, remediating),
       stillFailing: (req) => this.targets.stillFailing(req),
       ...(options.mayRemediate === undefined ? {} : { mayRemediate: options.mayRemediate }),
       ...(options.confirmedSince === undefined ? {} : { mayAct: options.confirmedSince }),

@@ -1,8 +1,8 @@
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
-import { RemediationRate, budgetDecision, effectiveAction, effectiveBudget, noRemediationLimits } from '../writeback/index.ts';
-import type { BudgetPod, DisruptionResult, DisruptionTarget, RemediationLimits } from '../writeback/index.ts';
+import { RemediationRate, budgetCountsOf, budgetDecisionFromCounts, effectiveAction, effectiveBudget, noRemediationLimits } from '../writeback/index.ts';
+import type { BudgetCounts, BudgetPod, DisruptionResult, DisruptionTarget, RemediationLimits } from '../writeback/index.ts';
 import type { Observer, PolicyRef, RemediationResult } from './events.ts';
 
 /** A liveness or startup Failure that asks for the pod to go. */
@@ -30,8 +30,18 @@ export interface RemediatorDeps {
   readonly observe: Observer;
   readonly pod: (key: string) => Pod | undefined;
   readonly policy: (key: string) => ProbePolicy | undefined;
-  /** The policy's selected pods, each with whether outprobe sees it failing. */
-  readonly budgetPods: (policyKey: string) => readonly BudgetPod[];
+  /**
+   * The policy's selected pods, each with whether outprobe sees it failing.
+   * Read only without `budgetCounts`. @default none
+   */
+  readonly budgetPods?: (policyKey: string) => readonly BudgetPod[];
+  /**
+   * What the budget reads of the policy's pods, as counts kept as they
+   * change (ADR 0031): a decision costs the same for 10 pods or 100,000.
+   * `remediating` is this remediator's pods in progress, by UID and key.
+   * @default counted from `budgetPods`
+   */
+  readonly budgetCounts?: (policyKey: string, candidate: { readonly uid: string; readonly podKey: string }, remediating: ReadonlyMap<string, string>) => BudgetCounts;
   /** Whether the request is still current (target still failing on that instance). */
   readonly stillFailing: (req: RemediationRequest) => boolean;
   /** May this replica act on the pod yet (shard handover rule)? @default always */
@@ -87,8 +97,8 @@ export class Remediator {
   readonly #pending = new Map<string, Pending>();
   /** Instances already remediated (or given up on): never acted on twice. */
   readonly #done = new Set<string>();
-  /** Pods remediated and not yet gone, for the budget. */
-  readonly #remediating = new Set<string>();
+  /** Pods remediated and not yet gone, for the budget: UID → pod key. */
+  readonly #remediating = new Map<string, string>();
   readonly #halted = new Map<string, boolean>();
   readonly #counts = new Map<string, number>();
   readonly #limits: RemediationLimits;
@@ -153,7 +163,7 @@ export class Remediator {
     const ref = policyRef(policy);
     const action = effectiveAction(policy.spec.liveness?.action ?? 'Evict', this.#limits);
     const budget = effectiveBudget(policy.spec.remediation, this.#limits);
-    const decision = budgetDecision(pod.uid, this.#d.budgetPods(p.req.policy), budget);
+    const decision = budgetDecisionFromCounts(this.#budgetCounts(p.req, pod.uid), budget);
     if (!decision.allow) {
       if (decision.reason === 'halted') haltedNow.add(p.req.policy);
       const clamped = budget === policy.spec.remediation ? '' : ` (the policy asks ${policy.spec.remediation.haltAbovePercentFailing}%; the installer's ceiling applies)`;
@@ -171,7 +181,7 @@ export class Remediator {
       return;
     }
     p.inFlight = true;
-    this.#remediating.add(pod.uid);
+    this.#remediating.set(pod.uid, p.req.podKey);
     const target: DisruptionTarget = { uid: pod.uid, namespace: pod.namespace, name: pod.name, resourceVersion: pod.resourceVersion };
     const grace = gracePeriod(p.req, pod);
     const call = action === 'Evict' ? this.#d.evict(target, grace) : this.#d.delete(target, grace);
@@ -184,6 +194,11 @@ export class Remediator {
         this.#d.observe({ type: 'remediation', policy: ref, pod: target, action, result: 'failed', message: String(error) });
       },
     );
+  }
+
+  #budgetCounts(req: RemediationRequest, uid: string): BudgetCounts {
+    if (this.#d.budgetCounts !== undefined) return this.#d.budgetCounts(req.policy, { uid, podKey: req.podKey }, this.#remediating);
+    return budgetCountsOf(uid, this.#d.budgetPods?.(req.policy) ?? []);
   }
 
   #settle(p: Pending, ref: PolicyRef, pod: Pod, action: 'Evict' | 'Delete', result: DisruptionResult): void {

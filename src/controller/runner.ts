@@ -76,8 +76,9 @@ export function newTarget(plan: TargetPlan, seedTrue: boolean, now: number): Tar
     plan,
     lastFailure: '',
     failure: null,
+    // The plan is the state's key (it has the key's fields): no second object per target.
     state: createTarget(
-      { podUid: plan.podUid, container: plan.container, kind: plan.kind, policy: plan.policy },
+      plan,
       { config: thresholdsOf(plan.probe), seed: seedTrue ? { value: 'success', startedBefore: now - restartGracePeriodMs } : undefined },
     ),
   };

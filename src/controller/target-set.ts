@@ -1,4 +1,5 @@
 import type { Clock } from '../kernel/index.ts';
+import { flatKey, podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
 import { panicMessage } from '../panic/index.ts';
@@ -11,7 +12,7 @@ import { confirmedResult } from '../results/index.ts';
 import type { Transition } from '../results/index.ts';
 import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
 import type { AddressGuard, PlanIssue, TargetPlan } from '../targets/index.ts';
-import type { BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
+import type { BudgetCounts, BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
 import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
@@ -19,7 +20,7 @@ import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import type { RemediationRequest, Remediator } from './remediation.ts';
 import { PanicGuard } from './panic.ts';
-import { PolicyTally } from './policy-tally.ts';
+import { PolicyTally, markFields } from './policy-tally.ts';
 import type { PodMark } from './policy-tally.ts';
 import type { PanicReport } from './panic.ts';
 import { newTarget, replan, runPass } from './runner.ts';
@@ -54,7 +55,6 @@ export interface TargetSetDeps {
   readonly replica?: string | undefined;
 }
 
-const podKeyOf = (pod: Pod): string => `${pod.namespace}/${pod.name}`;
 const podRef = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, name: pod.name });
 
 function gateStatus(pod: Pod, type: string): string | undefined {
@@ -96,13 +96,14 @@ function containerSignature(pod: Pod | undefined, name: string): string {
 export class TargetSet {
   readonly #d: TargetSetDeps;
   readonly #targets = new Map<string, Target>();
-  readonly #byPod = new Map<string, Set<string>>();
+  /** pod UID → its targets' keys (a small array: most pods have one to three targets). */
+  readonly #byPod = new Map<string, string[]>();
   /** policy key → its targets' keys. */
   readonly #byPolicy = new Map<string, Set<string>>();
   /** policy key → its status counts over the pods it selects, kept as they change. */
   readonly #tallies = new Map<string, PolicyTally>();
   /** pod key → the keys of the valid policies that select it (whose tallies hold a mark for it). */
-  readonly #podPolicies = new Map<string, Set<string>>();
+  readonly #podPolicies = new Map<string, readonly string[]>();
   /** pod key → its position in the informer's store (a Map: insertion order, kept on update). */
   readonly #seq = new Map<string, number>();
   #nextSeq = 0;
@@ -110,6 +111,8 @@ export class TargetSet {
   /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
   readonly #conflicts = new Map<string, Map<string, string>>();
   readonly #panic: PanicGuard;
+  /** policy key → its scheduler share (see #shareOf). */
+  readonly #shares = new Map<string, { readonly namespace: string; readonly policy: string }>();
 
   constructor(deps: TargetSetDeps) {
     this.#d = deps;
@@ -176,8 +179,8 @@ export class TargetSet {
     const { wanted, issues, losers } = owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod, selecting) : emptyPlan();
     this.#setIssues(pod, issues);
     this.#setConflicts(pod, losers);
-    const existing = this.#byPod.get(pod.uid) ?? new Set<string>();
-    for (const key of existing) if (!wanted.has(key)) this.#remove(key);
+    // A copy: #remove takes keys out of the pod's list.
+    for (const key of [...(this.#byPod.get(pod.uid) ?? [])]) if (!wanted.has(key)) this.#remove(key);
     for (const plan of wanted.values()) this.#upsert(plan, pod, old);
     this.#mark(pod, selecting);
   }
@@ -203,6 +206,7 @@ export class TargetSet {
     // A younger policy that lost its claim on this gate type takes it over now.
     this.#replan(new Set(this.#tallies.get(entry.key)?.podKeys()));
     this.#tallies.delete(entry.key);
+    this.#shares.delete(entry.key);
     const type = policy?.spec.readiness?.conditionType;
     if (type === undefined || policy?.spec.mode !== 'Enforce') return;
     for (const pod of this.#d.pods.values()) {
@@ -242,6 +246,12 @@ export class TargetSet {
   budgetPods(policyKey: string, remediating: (uid: string) => boolean): BudgetPod[] {
     if (this.#d.policies.get(policyKey)?.policy === undefined) return [];
     return this.#tallies.get(policyKey)?.budgetPods(remediating) ?? [];
+  }
+
+  /** `budgetPods` as counts, kept as pods change (ADR 0031). */
+  budgetCounts(policyKey: string, candidate: { readonly uid: string; readonly podKey: string }, remediating: ReadonlyMap<string, string>): BudgetCounts {
+    if (this.#d.policies.get(policyKey)?.policy === undefined) return { pods: 0, failing: 0, unavailable: 0 };
+    return this.#tallies.get(policyKey)?.budgetCounts(candidate, remediating) ?? { pods: 0, failing: 0, unavailable: 0 };
   }
 
   /** This replica's count of the policy's diverged pods (ADR 0023). */
@@ -286,13 +296,10 @@ export class TargetSet {
     const podKey = podKeyOf(pod);
     let seq = this.#seq.get(podKey);
     if (seq === undefined) this.#seq.set(podKey, (seq = this.#nextSeq++));
-    const keys = new Set<string>();
-    for (const entry of selecting) {
-      keys.add(entry.key);
-      this.#setMark(this.#tally(entry.key), entry, pod, this.#markOf(entry, pod, seq));
-    }
-    for (const key of this.#podPolicies.get(podKey) ?? []) if (!keys.has(key)) this.#tallies.get(key)?.delete(podKey);
-    if (keys.size === 0) this.#podPolicies.delete(podKey);
+    const keys = selecting.map((entry) => entry.key);
+    for (const entry of selecting) this.#setMark(this.#tally(entry.key), entry, pod, this.#markOf(entry, pod, seq));
+    for (const key of this.#podPolicies.get(podKey) ?? []) if (!keys.includes(key)) this.#tallies.get(key)?.delete(podKey);
+    if (keys.length === 0) this.#podPolicies.delete(podKey);
     else this.#podPolicies.set(podKey, keys);
   }
 
@@ -365,7 +372,7 @@ export class TargetSet {
     this.#d.observe({ type: 'divergence', pod: podRef(pod), policy, diverged: is, message });
   }
 
-  /** What `#gatedTargets` walks for, for one pod (its targets exist only while this replica owns it). */
+  /** Whether the pod counts as gated for the panic threshold (the tally's `gated`): its targets exist only while this replica owns it. */
   #gated(entry: PolicyEntry, pod: Pod, counted: boolean): boolean {
     const type = entry.policy?.spec.mode === 'Enforce' ? entry.policy.spec.readiness?.conditionType : undefined;
     if (type === undefined || !counted || !pod.readinessGates.includes(type) || foreignGate(pod, type)) return false;
@@ -388,7 +395,7 @@ export class TargetSet {
     const failing = this.#failing(plan.policy, plan.podUid);
     const gated = this.#gated(entry, pod, mark.counted);
     const diverged = plan.kind === 'readiness' ? this.#divergence(plan.policy, pod).diverged : (mark.diverged ?? false);
-    if (failing !== mark.failing || gated !== mark.gated || diverged !== mark.diverged) this.#setMark(tally, entry, pod, { ...mark, failing, gated, diverged });
+    if (failing !== mark.failing || gated !== mark.gated || diverged !== mark.diverged) this.#setMark(tally, entry, pod, { ...markFields(mark), failing, gated, diverged });
   }
 
   #failing(policyKey: string, uid: string): boolean {
@@ -426,15 +433,17 @@ export class TargetSet {
     else this.#planIssues.set(pod.uid, issues);
   }
 
-  #upsert(plan: TargetPlan, pod: Pod, old: Pod | undefined): void {
-    const existing = this.#targets.get(plan.key);
+  #upsert(planned: TargetPlan, pod: Pod, old: Pod | undefined): void {
+    const existing = this.#targets.get(planned.key);
+    // A new target's key is kept as long as the target (maps, scheduler): one flat string.
+    const plan = existing === undefined ? { ...planned, key: flatKey(planned.key) } : planned;
     if (existing === undefined) {
       const seedTrue = plan.conditionType !== undefined && gateStatus(pod, plan.conditionType) === 'True';
       const target = newTarget(plan, seedTrue, this.#d.clock.now());
       this.#targets.set(plan.key, target);
-      let keys = this.#byPod.get(plan.podUid);
-      if (keys === undefined) this.#byPod.set(plan.podUid, (keys = new Set()));
-      keys.add(plan.key);
+      const keys = this.#byPod.get(plan.podUid);
+      if (keys === undefined) this.#byPod.set(plan.podUid, [plan.key]);
+      else if (!keys.includes(plan.key)) keys.push(plan.key);
       let ofPolicy = this.#byPolicy.get(plan.policy);
       if (ofPolicy === undefined) this.#byPolicy.set(plan.policy, (ofPolicy = new Set()));
       ofPolicy.add(plan.key);
@@ -475,9 +484,18 @@ export class TargetSet {
       periodMs,
       firstDueAt: first.dueAt,
       phaseAt: first.phaseAt,
-      share: { namespace: pod.namespace, policy: target.plan.policy },
+      share: this.#shareOf(pod.namespace, target.plan.policy),
       run: (signal) => this.#pass(target, signal),
     });
+  }
+
+  /** The fair-share slot of a policy's targets: one object per policy, not one per target. */
+  #shareOf(namespace: string, policy: string): { readonly namespace: string; readonly policy: string } {
+    const known = this.#shares.get(policy);
+    if (known !== undefined && known.namespace === namespace) return known;
+    const share = { namespace, policy };
+    this.#shares.set(policy, share);
+    return share;
   }
 
   /** A running container's first pass: at the key's phase, catching up a slot a recent handover lost. */
@@ -655,20 +673,25 @@ export class TargetSet {
       this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: tally.gated, failing: [] });
       return;
     }
-    const gated = this.#gatedTargets(policyKey, readiness.conditionType);
-    const failing = gated.filter(({ target }) => confirmedResult(target.state) === 'failure');
+    // The candidates are the policy's confirmed-failing readiness targets, kept as they change, and
+    // the gated count is the tally's: a step costs what fails, not a walk over every pod (issue 17).
+    const failing = this.#failingGated(tally?.readinessFailing ?? new Set<string>(), readiness.conditionType);
     const now = this.#d.clock.now();
     const pods: FailingPod[] = failing.map(({ target, pod }) => ({ uid: pod.uid, since: this.#failingSince(target, pod, now) }));
-    const state = this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: gated.length, failing: pods });
+    const state = this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: tally?.gated ?? 0, failing: pods });
     for (const { target, pod } of failing) this.#writePanic(target, pod, state);
   }
 
-  /** Readiness targets of the policy on pods that list its gate, whose gate this replica writes. */
-  #gatedTargets(policyKey: string, type: string): { readonly target: Target; readonly pod: Pod }[] {
+  /**
+   * Of the given readiness targets (a policy's confirmed-failing ones), those
+   * on pods that list its gate, whose gate this replica writes, and whose
+   * probes confirm Failure.
+   */
+  #failingGated(keys: ReadonlySet<string>, type: string): { readonly target: Target; readonly pod: Pod }[] {
     const out: { target: Target; pod: Pod }[] = [];
-    for (const key of this.#byPolicy.get(policyKey) ?? []) {
+    for (const key of keys) {
       const target = this.#targets.get(key);
-      if (target === undefined || target.plan.kind !== 'readiness') continue;
+      if (target === undefined || target.plan.kind !== 'readiness' || confirmedResult(target.state) !== 'failure') continue;
       const pod = this.#d.pods.get(target.plan.podKey);
       if (pod === undefined || pod.deletionTimestamp !== undefined || !this.#writesHere(target, pod, type)) continue;
       out.push({ target, pod });
@@ -711,7 +734,12 @@ export class TargetSet {
     const t = this.#targets.get(key);
     if (t === undefined) return;
     this.#targets.delete(key);
-    this.#byPod.get(t.plan.podUid)?.delete(key);
+    const keys = this.#byPod.get(t.plan.podUid);
+    const at = keys?.indexOf(key) ?? -1;
+    if (keys !== undefined && at >= 0) {
+      keys.splice(at, 1);
+      if (keys.length === 0) this.#byPod.delete(t.plan.podUid);
+    }
     this.#unindex(t.plan);
     this.#d.scheduler.remove(key);
     this.#touch(t.plan);

@@ -6,7 +6,7 @@ export interface ReflectorSetOptions<T, W extends RawObject = RawObject> extends
   readonly path: (namespace: string | undefined) => string;
   /** Namespaces to watch, one list+watch each (matching per-namespace RBAC); empty means all namespaces. */
   readonly namespaces: readonly string[];
-  readonly project: (raw: W) => T;
+  readonly project: (raw: W, previous: T | undefined) => T;
   readonly onEvent: (event: StoreEvent<T>) => void;
   readonly onSignal?: (signal: ReflectorSignal, namespace: string | undefined) => void;
 }
@@ -35,7 +35,7 @@ export class ReflectorSet<T, W extends RawObject = RawObject> {
       ...options,
       path: options.path(ns),
       // Checked on the raw object, before projection: a projection may not keep the namespace.
-      project: (raw) => (raw.metadata?.namespace === ns ? options.project(raw) : (foreign as T)),
+      project: (raw, previous) => (raw.metadata?.namespace === ns ? options.project(raw, previous === foreign ? undefined : previous) : (foreign as T)),
       onEvent: (e) => {
         if (e.object === foreign) return;
         if (e.type === 'DELETED') store.delete(e.key);

@@ -41,9 +41,11 @@ export interface ReflectorOptions<T, W extends RawObject = RawObject> {
   /**
    * Compact projection of a raw object (drop managedFields and everything
    * unused). An object it throws on is skipped and reported (`skipped`):
-   * one bad object must never stop the LIST or the watch.
+   * one bad object must never stop the LIST or the watch. `previous` is the
+   * stored projection under the same key, if any: a projection may reuse its
+   * unchanged parts (ADR 0030).
    */
-  readonly project: (raw: W) => T;
+  readonly project: (raw: W, previous: T | undefined) => T;
   readonly onEvent: (event: StoreEvent<T>) => void;
   /** Called after every complete LIST has been applied to the store. */
   readonly onSynced?: () => void;
@@ -138,8 +140,9 @@ export class Reflector<T, W extends RawObject = RawObject> {
       });
       pages++;
       for (const raw of Array.isArray(page.items) ? (page.items as unknown[]) : []) {
-        const object = this.#project(raw);
-        if (object !== skipped) fresh.set(keyOf(raw as RawObject), object);
+        const key = keyOf(raw as RawObject);
+        const object = this.#project(raw, this.store.get(key));
+        if (object !== skipped) fresh.set(key, object);
       }
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
@@ -219,7 +222,7 @@ export class Reflector<T, W extends RawObject = RawObject> {
   #applyObject(type: WatchEventType, obj: RawObject): void {
     const key = keyOf(obj);
     const old = this.store.get(key);
-    const object = type === 'DELETED' && old !== undefined ? old : this.#project(obj);
+    const object = type === 'DELETED' && old !== undefined ? old : this.#project(obj, old);
     if (object === skipped) {
       // What cannot be read is forgotten: nothing acts on a stale projection.
       if (old === undefined) return;
@@ -237,11 +240,11 @@ export class Reflector<T, W extends RawObject = RawObject> {
   }
 
   /** `project`, with a throw turned into a `skipped` signal. */
-  #project(raw: unknown): T | typeof skipped {
+  #project(raw: unknown, previous: T | undefined): T | typeof skipped {
     try {
       if (raw === null || typeof raw !== 'object') throw new TypeError(`not an object: ${raw === null ? 'null' : typeof raw}`);
       // The JSON is taken to be the resource's model (W); `project` still reads it defensively.
-      return this.#o.project(raw as W);
+      return this.#o.project(raw as W, previous);
     } catch (error: unknown) {
       this.#o.onSignal?.({ kind: 'skipped', object: refOf(raw), error });
       return skipped;

@@ -145,5 +145,24 @@ function checkedConfig(kind: ProbeKind, config: TargetConfig): TargetConfig {
   if (!Number.isInteger(initialDelaySeconds) || initialDelaySeconds < 0) {
     throw new RangeError(`initialDelaySeconds must be an integer >= 0, got ${initialDelaySeconds}`);
   }
-  return { successThreshold, failureThreshold, initialDelaySeconds };
+  return sharedConfig(successThreshold, failureThreshold, initialDelaySeconds);
+}
+
+/**
+ * Targets hold their thresholds in one object per distinct value, not one
+ * each: policies name few distinct configs (issue 17). Configs are read-only
+ * data; the cache is bounded (cleared when full).
+ */
+const configs = new Map<string, TargetConfig>();
+const maxConfigs = 1024;
+
+function sharedConfig(successThreshold: number, failureThreshold: number, initialDelaySeconds: number): TargetConfig {
+  const key = `${successThreshold}/${failureThreshold}/${initialDelaySeconds}`;
+  let config = configs.get(key);
+  if (config === undefined) {
+    if (configs.size >= maxConfigs) configs.clear();
+    config = Object.freeze({ successThreshold, failureThreshold, initialDelaySeconds });
+    configs.set(key, config);
+  }
+  return config;
 }

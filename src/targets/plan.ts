@@ -1,4 +1,5 @@
 import type { ProbeKind } from '../kernel/index.ts';
+import { podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod, PodContainer } from '../kube/index.ts';
 import { isContainerProbeRef, resolveContainerProbe } from '../policy/index.ts';
 import type { PolicyProbe, ProbePolicy, ProbeSpec } from '../policy/index.ts';
@@ -67,7 +68,7 @@ function missingContainer(kind: ProbeKind, name: string | null, pod: Pod, podKey
  */
 export function planTargets(policy: ProbePolicy, pod: Pod): { readonly targets: readonly TargetPlan[]; readonly issues: readonly PlanIssue[] } {
   const pk = policyKey(policy);
-  const podKey = `${pod.namespace}/${pod.name}`;
+  const podKey = podKeyOf(pod);
   const targets: TargetPlan[] = [];
   const issues: PlanIssue[] = [];
   const blocks = [

@@ -37,6 +37,25 @@ export function resolveMaxUnavailable(value: number | string, total: number): nu
   return Math.max(1, Math.floor((percent * total) / 100));
 }
 
+/** What a budget decision reads of the policy's pods (ADR 0031: kept as counts, not listed per decision). */
+export interface BudgetCounts {
+  /** The policy's selected pods. */
+  readonly pods: number;
+  /** Of them, failing liveness or startup. */
+  readonly failing: number;
+  /** Of them, other than the candidate, being remediated or not Ready. */
+  readonly unavailable: number;
+}
+
+/** The counts of a list of pods, for `candidateUid`. */
+export function budgetCountsOf(candidateUid: string, pods: readonly BudgetPod[]): BudgetCounts {
+  return {
+    pods: pods.length,
+    failing: pods.filter((p) => p.failing).length,
+    unavailable: pods.filter((p) => p.uid !== candidateUid && (p.remediating || !p.ready)).length,
+  };
+}
+
 export function failingPercent(pods: readonly BudgetPod[]): number {
   if (pods.length === 0) return 0;
   return (pods.filter((p) => p.failing).length * 100) / pods.length;
@@ -47,16 +66,21 @@ export function isHalted(pods: readonly BudgetPod[], spec: BudgetSpec): boolean 
 }
 
 export function budgetDecision(candidateUid: string, pods: readonly BudgetPod[], spec: BudgetSpec): BudgetDecision {
-  const failing = pods.filter((p) => p.failing).length;
-  if (isHalted(pods, spec)) {
+  return budgetDecisionFromCounts(budgetCountsOf(candidateUid, pods), spec);
+}
+
+/** `budgetDecision` over the counts of the policy's pods. */
+export function budgetDecisionFromCounts(counts: BudgetCounts, spec: BudgetSpec): BudgetDecision {
+  const { failing, unavailable } = counts;
+  const percent = counts.pods === 0 ? 0 : (failing * 100) / counts.pods;
+  if (percent > spec.haltAbovePercentFailing) {
     return {
       allow: false,
       reason: 'halted',
-      message: `${failing} of ${pods.length} pods (${Math.round(failingPercent(pods))}%) fail at once, above haltAbovePercentFailing ${spec.haltAbovePercentFailing}%: remediation halted`,
+      message: `${failing} of ${counts.pods} pods (${Math.round(percent)}%) fail at once, above haltAbovePercentFailing ${spec.haltAbovePercentFailing}%: remediation halted`,
     };
   }
-  const max = resolveMaxUnavailable(spec.maxUnavailable, pods.length);
-  const unavailable = pods.filter((p) => p.uid !== candidateUid && (p.remediating || !p.ready)).length;
+  const max = resolveMaxUnavailable(spec.maxUnavailable, counts.pods);
   if (unavailable >= max) {
     return {
       allow: false,

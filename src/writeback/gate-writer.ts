@@ -126,6 +126,12 @@ export class GateWriter {
   /** pod UID → condition type → entry. */
   readonly #entries = new Map<string, Map<string, Entry>>();
   readonly #idle = new Set<() => void>();
+  /**
+   * Entries the write guard holds or whose last write failed: all that
+   * `sweep()` can act on, so a sweep costs what waits, not every pod's entry
+   * (issue 17: 100,000 entries every 500 ms step).
+   */
+  readonly #waiting = new Set<Entry>();
   #inFlight = 0;
 
   constructor(options: GateWriterOptions) {
@@ -176,21 +182,21 @@ export class GateWriter {
 
   /** Drops every entry of a pod (it was deleted, or this replica no longer owns it). */
   forget(uid: string): void {
+    for (const e of this.#entries.get(uid)?.values() ?? []) this.#waiting.delete(e);
     this.#entries.delete(uid);
   }
 
   /** Retries failed writes whose backoff has passed. */
   sweep(retryAfterMs = 1000): void {
     const now = this.#o.clock.now();
-    for (const byType of this.#entries.values()) {
-      for (const e of byType.values()) if (e.held !== undefined || (e.failedAt !== undefined && now - e.failedAt >= retryAfterMs)) this.#kick(e);
-    }
+    // A copy: a kick takes entries out (sent) or puts them back (held again, failed at once).
+    for (const e of [...this.#waiting]) if (e.held !== undefined || (e.failedAt !== undefined && now - e.failedAt >= retryAfterMs)) this.#kick(e);
   }
 
   /** Entries the write guard holds back now. */
   get held(): number {
     let n = 0;
-    for (const byType of this.#entries.values()) for (const e of byType.values()) if (e.held !== undefined) n++;
+    for (const e of this.#waiting) if (e.held !== undefined) n++;
     return n;
   }
 
@@ -258,12 +264,14 @@ export class GateWriter {
     if (this.#o.mayWrite?.(entry.desired, entry.desiredAt, { pod: entry.pod, serverStatus: entry.serverStatus }) === false) {
       if (entry.held !== entry.version) this.#o.onHeld?.(entry.pod, entry.desired);
       entry.held = entry.version;
+      this.#waiting.add(entry);
       return undefined;
     }
     entry.held = undefined;
     entry.inFlight = true;
     this.#inFlight++;
     entry.failedAt = undefined;
+    this.#waiting.delete(entry);
     entry.seenInFlight = [];
     const version = entry.version;
     const condition = entry.desired;
@@ -274,6 +282,7 @@ export class GateWriter {
         if (result === 'gone') {
           const byType = this.#entries.get(entry.pod.uid);
           if (byType?.get(condition.type) === entry) byType.delete(condition.type);
+          this.#waiting.delete(entry);
           if (byType?.size === 0) this.#entries.delete(entry.pod.uid);
           this.#o.onWrite?.(entry.pod, condition, 'gone');
           return;
@@ -288,6 +297,7 @@ export class GateWriter {
         this.#done(entry);
         if (this.#o.queue !== undefined && isThrottle(error)) return; // the queue waits and resends it
         entry.failedAt = this.#o.clock.now();
+        if (this.#entries.get(entry.pod.uid)?.get(condition.type) === entry) this.#waiting.add(entry);
         this.#o.onWrite?.(entry.pod, condition, 'failed', error);
       },
     );

@@ -5,8 +5,8 @@
  */
 export { deletePod, evictPod, patchGateCondition } from './api.ts';
 export type { DisruptionOptions, DisruptionResult, DisruptionTarget } from './api.ts';
-export { budgetDecision, failingPercent, isHalted, resolveMaxUnavailable } from './budget.ts';
-export type { BudgetDecision, BudgetPod, BudgetSpec } from './budget.ts';
+export { budgetCountsOf, budgetDecision, budgetDecisionFromCounts, failingPercent, isHalted, resolveMaxUnavailable } from './budget.ts';
+export type { BudgetCounts, BudgetDecision, BudgetPod, BudgetSpec } from './budget.ts';
 export { GateWriter } from './gate-writer.ts';
 export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriterOptions, PodRef, WriteContext } from './gate-writer.ts';
 export { WriteQueue, urgencies } from './write-queue.ts';

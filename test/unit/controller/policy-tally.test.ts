@@ -10,7 +10,7 @@ import type { ProbePolicy, ProbeSpec } from '../../../src/policy/index.ts';
 import { Scheduler } from '../../../src/probing/index.ts';
 import type { Outcome } from '../../../src/probing/index.ts';
 import { AddressGuard, planTargets, selects } from '../../../src/targets/index.ts';
-import { GateWriter } from '../../../src/writeback/index.ts';
+import { GateWriter, budgetCountsOf } from '../../../src/writeback/index.ts';
 import type { GatePatchResult } from '../../../src/writeback/index.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { decideDivergence } from '../../../src/divergence/index.ts';
@@ -85,13 +85,17 @@ const kubeletReady = (p: Pod): boolean => gateOf(p, 'Ready') === 'True' || (gate
 /** The counts as the controller computed them before issue 18: a scan of every pod and every target. */
 function scan(set: TargetSet, pods: ReadonlyMap<string, Pod>, entry: PolicyEntry, owns: (p: Pod) => boolean) {
   const policy = entry.policy;
-  if (policy === undefined) return { pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, foreign: 0, diverged: 0, planIssues: [], budget: [], gated: null };
+  if (policy === undefined) return { pods: 0, ready: 0, failing: 0, ungated: 0, erroring: 0, foreign: 0, diverged: 0, planIssues: [], budget: [], gated: null, panicFailing: null };
   const targets = [...set.all()].filter((t) => t.plan.policy === entry.key);
   const failing = (uid: string): boolean => targets.some((t) => t.plan.podUid === uid && t.plan.kind !== 'readiness' && t.state.committed === 'failure');
   const selected = [...pods.values()].filter((p) => selects(policy, p));
   const live = selected.filter((p) => p.deletionTimestamp === undefined);
   const gate = policy.spec.readiness?.conditionType;
   // One issue per (pod, policy): the last of its blocks'.
+  const gated = gate === undefined || policy.spec.mode !== 'Enforce' ? null : targets.filter((t) => {
+    const p = pods.get(t.plan.podKey);
+    return t.plan.kind === 'readiness' && p !== undefined && p.deletionTimestamp === undefined && p.uid === t.plan.podUid && p.readinessGates.includes(gate) && owns(p) && conditionWriter(p.conditions, gate).by !== 'foreign';
+  });
   const issueOf = (p: Pod): string[] =>
     owns(p) && p.phase !== 'Succeeded' && p.phase !== 'Failed' ? planTargets(policy, p).issues.slice(-1).map((i) => i.message) : [];
   return {
@@ -111,10 +115,9 @@ function scan(set: TargetSet, pods: ReadonlyMap<string, Pod>, entry: PolicyEntry
     }).length,
     budget: selected.map((p) => ({ uid: p.uid, ready: p.deletionTimestamp === undefined && kubeletReady(p), failing: failing(p.uid), remediating: false })),
     // The panic threshold's gated pods, as its walk over the policy's readiness targets finds them.
-    gated: gate === undefined || policy.spec.mode !== 'Enforce' ? null : targets.filter((t) => {
-      const p = pods.get(t.plan.podKey);
-      return t.plan.kind === 'readiness' && p !== undefined && p.deletionTimestamp === undefined && p.uid === t.plan.podUid && p.readinessGates.includes(gate) && owns(p) && conditionWriter(p.conditions, gate).by !== 'foreign';
-    }).length,
+    gated: gated === null ? null : gated.length,
+    // Of those, the ones whose readiness probes confirm Failure (what the threshold holds or fails open).
+    panicFailing: gated === null ? null : gated.filter((t) => confirmedResult(t.state) === 'failure').length,
   };
 }
 
@@ -197,6 +200,16 @@ async function run(seed: number, steps: number): Promise<void> {
       );
       assert.deepEqual(set.budgetPods(entry.key, () => false).sort(byUid), want.budget.sort(byUid), `${at} (budget)`);
       if (want.gated !== null) assert.equal(got.readinessPanic?.counts.gated, want.gated, `${at} (panic: gated)`);
+      if (want.panicFailing !== null) assert.equal(got.readinessPanic?.counts.failing, want.panicFailing, `${at} (panic: failing)`);
+      // The budget's counts (ADR 0031) equal those of the full list, for any candidate and pods being remediated.
+      const listed = [...pods.values()].filter((p) => entry.policy !== undefined && selects(entry.policy, p));
+      const remediating = new Map(listed.filter(() => r() < 0.2).map((p) => [p.uid, p.key ?? `${p.namespace}/${p.name}`] as const));
+      if (r() < 0.3) remediating.set(`gone-${step}`, `${entry.namespace}/gone`);
+      for (const candidate of [...listed.slice(0, 3), { uid: 'other', namespace: entry.namespace, name: 'other' }]) {
+        const c = { uid: candidate.uid, podKey: `${candidate.namespace}/${candidate.name}` };
+        const list = want.budget.map((b) => ({ ...b, remediating: remediating.has(b.uid) }));
+        assert.deepEqual(set.budgetCounts(entry.key, c, remediating), budgetCountsOf(c.uid, list), `${at} (budget counts, candidate ${c.uid})`);
+      }
     }
   }
 }

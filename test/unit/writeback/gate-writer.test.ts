@@ -83,6 +83,34 @@ describe('GateWriter', () => {
     assert.equal(w.pending, 0);
   });
 
+  it('a sweep retries only what waits: not a forgotten pod, not a written one, not a failure that was then sent again', async () => {
+    const clock = new FakeClock();
+    const m = manualPatch();
+    const w = new GateWriter({ clock, patch: m.patch });
+    const other: PodRef = { uid: 'u2', namespace: 'ns', name: 'q' };
+    const third: PodRef = { uid: 'u3', namespace: 'ns', name: 'r' };
+    w.desire(pod, cond('True'), undefined);
+    w.desire(other, cond('True'), undefined);
+    w.desire(third, cond('True'), undefined);
+    m.calls[0]!.reject(new Error('503'));
+    m.calls[1]!.reject(new Error('503'));
+    m.calls[2]!.resolve('ok');
+    await tick();
+    w.forget(other.uid);
+    // A newer desire sends the failed entry again at once: it no longer waits for the sweep.
+    w.desire(pod, cond('False'), 'True');
+    assert.equal(m.calls.length, 4);
+    clock.advance(5000);
+    w.sweep(1000);
+    assert.equal(m.calls.length, 4, 'nothing else waits');
+    m.calls[3]!.reject(new Error('503'));
+    await tick();
+    clock.advance(1000);
+    w.sweep(1000);
+    assert.equal(m.calls.length, 5);
+    assert.deepEqual(m.calls[4]!.condition, cond('False'));
+  });
+
   it('retries a failed write from the sweep after the backoff', async () => {
     const clock = new FakeClock();
     const m = manualPatch();
