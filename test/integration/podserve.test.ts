@@ -176,6 +176,7 @@ const nsIp = (i: number): string => { const n = 248 * 256 + 10 + i; return `198.
 
 async function ip(args: readonly string[], input?: string): Promise<void> {
   const child = execFile('ip', args);
+  child.stdin?.on('error', () => undefined); // EPIPE if ip exits first: its exit code reports it
   if (input !== undefined) child.stdin?.end(input);
   await new Promise<void>((resolve, reject) => {
     let err = '';

@@ -21,7 +21,10 @@ const BRIDGE = `ops${PID}wb`;
 function ip(args: readonly string[], input?: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = execFile('ip', args, (err, _out, stderr) => { if (err === null) resolve(); else reject(new Error(`ip ${args.join(' ')}: ${stderr}`)); });
-    child.stdin?.end(input ?? '');
+    // `ip` may exit before it reads its input (a plain command never reads it):
+    // the write then fails with EPIPE, which the exit status already reports.
+    child.stdin?.on('error', () => undefined);
+    if (input !== undefined) child.stdin?.end(input); else child.stdin?.end();
   });
 }
 

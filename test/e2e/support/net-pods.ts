@@ -75,6 +75,7 @@ function ip(args: readonly string[], input: readonly string[]): Promise<string> 
       if (err === null) resolve(out);
       else reject(new Error(`ip ${args.join(' ')} -batch: ${err.message} ${stderr.trim()}`));
     });
+    child.stdin?.on('error', () => undefined); // EPIPE if ip exits first: its exit status reports it
     child.stdin?.end(input.map((l) => `${l}\n`).join(''));
   });
 }
