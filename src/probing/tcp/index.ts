@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { setLongTimeout } from '../../kernel/index.ts';
+import { DeadlineSweep } from '../deadline.ts';
+import type { DeadlineEntry } from '../deadline.ts';
 import { describeTransportError } from '../http/transport-error.ts';
 import { errored, failure, success } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
@@ -8,6 +9,12 @@ import { joinHostPort } from '../request.ts';
 
 export type TcpProber = (req: TcpProbeRequest, signal?: AbortSignal) => Promise<Outcome>;
 
+const cancelled = Object.freeze(errored('probe cancelled'));
+const connected = Object.freeze(success(''));
+
+/** Every TCP probe's deadline, on one timer. */
+const deadlines = new DeadlineSweep();
+
 /**
  * The kubelet's TCP probe (pkg/probe/tcp): a completed connect within
  * `timeoutSeconds` is Success and the socket is closed at once without
@@ -15,17 +22,28 @@ export type TcpProber = (req: TcpProbeRequest, signal?: AbortSignal) => Promise<
  * as healthy. A refused or timed-out dial is Failure. The socket is closed
  * with RST (`resetAndDestroy`), which leaves no TIME-WAIT entry behind on
  * outprobe's side (the kubelet gets a similar effect from SO_LINGER 1 s).
+ * The deadline is an entry of the shared sweep (deadline.ts), not a timer of
+ * its own.
  */
 export const tcpProbe: TcpProber = (req, signal) =>
   new Promise<Outcome>((resolve) => {
     if (signal?.aborted === true) {
-      resolve(errored('probe cancelled'));
+      resolve(cancelled);
       return;
     }
     const addr = joinHostPort(req.ip, req.port);
     const socket = net.connect({ host: req.ip, port: req.port });
+    const entry: DeadlineEntry = {
+      deadlineAt: 0,
+      deadlineNext: undefined,
+      deadlinePrev: undefined,
+      deadlineList: undefined,
+      onDeadline: () => {
+        finish(failure(`dial tcp ${addr}: i/o timeout`), false);
+      },
+    };
     const finish = (outcome: Outcome, reset: boolean): void => {
-      cancelTimer();
+      deadlines.remove(entry);
       signal?.removeEventListener('abort', onAbort);
       socket.removeAllListeners();
       socket.on('error', () => undefined); // late errors of a closed socket are not news
@@ -34,14 +52,12 @@ export const tcpProbe: TcpProber = (req, signal) =>
       resolve(outcome);
     };
     const onAbort = (): void => {
-      finish(errored('probe cancelled'), false);
+      finish(cancelled, false);
     };
-    const cancelTimer = setLongTimeout(() => {
-      finish(failure(`dial tcp ${addr}: i/o timeout`), false);
-    }, req.timeoutMs);
+    deadlines.add(entry, req.timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
-      finish(success(''), true);
+      finish(connected, true);
     });
     socket.once('error', (err: Error) => {
       finish(failure(describeTransportError(err, addr)), false);
