@@ -1,6 +1,9 @@
+import net from 'node:net';
 import type { Dispatcher } from 'undici';
 import { DeadlineSweep } from '../deadline.ts';
 import type { DeadlineEntry, DeadlineList } from '../deadline.ts';
+import { rawTcp } from '../rawtcp/index.ts';
+import type { RawTcp } from '../rawtcp/index.ts';
 import { errored, failure, success, warning } from '../outcome.ts';
 import type { Outcome } from '../outcome.ts';
 import type { HttpProbeRequest } from '../request.ts';
@@ -11,7 +14,8 @@ import { goBodyString } from './go-text.ts';
 import { buildHeaders, headerLines } from './headers.ts';
 import { punycodeHost } from './host-header.ts';
 import type { BuiltHeaders } from './headers.ts';
-import { ProbeDispatcher } from './probe-dispatcher.ts';
+import { getRequestHead, ProbeDispatcher } from './probe-dispatcher.ts';
+import { RawHttpExchange } from './raw-exchange.ts';
 import { firstHop, hopRequest, isFollowedRedirect, nextHop } from './redirect.ts';
 import type { Hop as RedirectHop, NextHop } from './redirect.ts';
 import { ParseError } from './response-parser.ts';
@@ -34,6 +38,12 @@ export interface HttpProberOptions {
    * probe); an undici Agent with `allowH2: false` gives the same semantics.
    */
   readonly dispatcher?: Dispatcher;
+  /**
+   * Without a dispatcher: plain-HTTP requests go over Node's TCP handle
+   * (ADR 0025) when it is usable; false keeps them on the ProbeDispatcher
+   * (node:net), as when it is not. Same results either way. @default true
+   */
+  readonly rawTcp?: boolean;
 }
 
 class ProbeTimeout extends Error {}
@@ -99,7 +109,11 @@ export function createHttpProber(options: HttpProberOptions): HttpProber {
     }
     return built;
   };
-  const hop = dispatcherHop(options.dispatcher ?? new ProbeDispatcher());
+  const dispatcher = options.dispatcher ?? new ProbeDispatcher();
+  const viaDispatcher = dispatcherHop(dispatcher);
+  // The built-in transport speaks plain HTTP/1.1 on Node's TCP handle when it can (ADR 0025).
+  const raw = options.dispatcher === undefined && options.rawTcp !== false ? rawTcp() : undefined;
+  const hop: Hop = raw === undefined ? viaDispatcher : rawHop(raw, viaDispatcher);
   return async (req, signal) => {
     if (signal?.aborted === true) return cancelled;
     const probe = new ProbeRun();
@@ -125,6 +139,32 @@ function dispatcherHop(dispatcher: Dispatcher): Hop {
     } finally {
       probe.onAbort = undefined;
     }
+  };
+}
+
+/** Plain-HTTP hops to an IP on Node's TCP handle; HTTPS (and anything unusual) through the dispatcher. */
+function rawHop(raw: RawTcp, fallback: Hop): Hop {
+  return (request, probe) => {
+    const { url } = request;
+    if (url.scheme !== 'http' || net.isIP(url.hostname) === 0 || url.hostname.includes('%')) return fallback(request, probe);
+    return new Promise<HopResult>((resolve) => {
+      const abortedAlready = probe.reason;
+      if (abortedAlready !== undefined) {
+        resolve({ kind: 'error', phase: 'headers', error: abortedAlready });
+        return;
+      }
+      const head = getRequestHead(url.requestTarget, request.host, request.headers);
+      if (head instanceof Error) {
+        resolve({ kind: 'error', phase: 'headers', error: head });
+        return;
+      }
+      const hopExchange = new RawHttpExchange(raw, { hostname: url.hostname, port: url.port, head, bodyLimit: maxBodyBytes, wantBody: request.wantBody }, (result) => {
+        probe.onAbort = undefined;
+        resolve(result);
+      });
+      probe.onAbort = (reason) => hopExchange.abort(reason);
+      hopExchange.start();
+    });
   };
 }
 
