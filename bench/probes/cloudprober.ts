@@ -45,8 +45,10 @@ export function ensureCloudprober(log: (line: string) => void): CloudproberBinar
   return { path, version: `${version.stdout}${version.stderr}`.trim().split('\n')[0] ?? 'unknown' };
 }
 
+export type CloudproberKind = 'http' | 'tcp' | 'grpc';
+
 export interface CloudproberSetup {
-  readonly kind: 'http' | 'tcp';
+  readonly kind: CloudproberKind;
   readonly targets: readonly Listener[];
   /** Probe definitions of that kind, each over every target. */
   readonly copies: number;

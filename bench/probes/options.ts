@@ -31,6 +31,8 @@ export interface ProbeBenchOptions {
   readonly cloudproberHttpIntervalMs: number;
   readonly cloudproberTcpCopies: number;
   readonly cloudproberTcpIntervalMs: number;
+  readonly cloudproberGrpcCopies: number;
+  readonly cloudproberGrpcIntervalMs: number;
   /** Cloudprober's measured window, in stats-export intervals (10 s each up to a 10 s probe interval). */
   readonly cloudproberExports: number;
   /** `--cloudprober-sweep=i1:c1,i2:c2,...`: only Cloudprober, at each interval:copies, to find its best setup. */
@@ -104,6 +106,8 @@ export function probeBenchOptions(argv: readonly string[]): ProbeBenchOptions {
     cloudproberHttpIntervalMs: Math.max(1, int('cloudprober-http-interval-ms', 1000, argv)),
     cloudproberTcpCopies: Math.max(1, int('cloudprober-tcp-copies', 20, argv)),
     cloudproberTcpIntervalMs: Math.max(1, int('cloudprober-tcp-interval-ms', 1000, argv)),
+    cloudproberGrpcCopies: Math.max(1, int('cloudprober-grpc-copies', 10, argv)),
+    cloudproberGrpcIntervalMs: Math.max(1, int('cloudprober-grpc-interval-ms', 1000, argv)),
     cloudproberExports: Math.max(1, int('cloudprober-exports', 2, argv)),
     cloudproberSweep: sweep(raw('cloudprober-sweep', argv)),
     rounds: Math.max(1, int('rounds', 1, argv)),

@@ -3,7 +3,7 @@
  * against Prometheus blackbox_exporter, on the same loopback targets, in
  * probes per CPU-second of the probing process alone. Progress lines go to
  * stdout; the last stdout line is one JSON object. `--memory` runs memory.ts
- * instead. Options: see options.ts and bench/README.md.
+ * instead, `--controller` controller.ts. Options: see options.ts and bench/README.md.
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -11,7 +11,7 @@ import { interrupted, killAll, runNodeForJson, track } from './children.ts';
 import { blackboxBinary, blackboxVersion, driveBlackbox, ensureBlackbox, startBlackbox } from './blackbox.ts';
 import type { Blackbox } from './blackbox.ts';
 import { ensureCloudprober, startCloudprober } from './cloudprober.ts';
-import type { CloudproberBinary } from './cloudprober.ts';
+import type { CloudproberBinary, CloudproberKind } from './cloudprober.ts';
 import { startFleet } from './fleet.ts';
 import type { Fleet } from './fleet.ts';
 import { probeBenchOptions } from './options.ts';
@@ -132,8 +132,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * whole export intervals: each target exports its counters once per interval,
  * so a window of k intervals holds exactly k exports of every target.
  */
-async function cloudproberPhase(fleet: Fleet, binary: CloudproberBinary, options: ProbeBenchOptions, kind: 'http' | 'tcp', intervalMs: number, copies: number): Promise<Phase> {
-  const targets = kind === 'http' ? fleet.http : fleet.tcp;
+async function cloudproberPhase(fleet: Fleet, binary: CloudproberBinary, options: ProbeBenchOptions, kind: CloudproberKind, intervalMs: number, copies: number): Promise<Phase> {
+  const targets = fleet[kind];
   const timeoutMs = Math.min(options.timeoutMs, intervalMs);
   const exportMs = Math.max(intervalMs, timeoutMs, 10_000);
   log(`cloudprober ${kind}: ${copies} probe(s) x ${targets.length} ports, interval ${intervalMs} ms, timeout ${timeoutMs} ms (offered ${round((copies * targets.length * 1000) / intervalMs)} probes/s), window ${(options.cloudproberExports * exportMs) / 1000} s ...`);
@@ -163,7 +163,7 @@ async function cloudproberPhase(fleet: Fleet, binary: CloudproberBinary, options
       targetCpuSeconds: fleet.cpuSeconds() - targetCpuBefore,
       ...timeWaitSince(fleet, startedAt),
       rssBytes: cp.rssBytes(),
-      targetSideConnections: acceptedAfter[kind] - acceptedBefore[kind],
+      ...(kind === 'grpc' ? {} : { targetSideConnections: acceptedAfter[kind] - acceptedBefore[kind] }),
       targetLoopDelayMaxMs: acceptedAfter.loopDelayMaxMs,
     });
   } finally {
@@ -200,6 +200,7 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
   const bt = perCpu(phases.get('blackbox tcp'));
   const ch = perCpu(phases.get('cloudprober http'));
   const ct = perCpu(phases.get('cloudprober tcp'));
+  const cg = perCpu(phases.get('cloudprober grpc'));
   const og = phases.get('outprobe grpc');
   const out: Record<string, unknown> = {
     http_probes_per_cpu_s: oh,
@@ -214,6 +215,8 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
     tcp_ratio_vs_cloudprober: ratio(ot, ct),
     grpc_probes_per_cpu_s: perCpu(og),
     grpc_cpu_us_per_probe: og === undefined ? null : round((og.cpuSeconds * 1e6) / og.probes),
+    cloudprober_grpc_probes_per_cpu_s: cg,
+    grpc_ratio_vs_cloudprober: ratio(perCpu(og), cg),
   };
   for (const [name, phase] of phases) {
     const key = name.replace(' ', '_').replace('outprobe_', '');
@@ -241,8 +244,8 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
 async function sweepCloudprober(fleet: Fleet, cloudprober: CloudproberBinary | undefined, options: ProbeBenchOptions): Promise<void> {
   if (cloudprober === undefined) throw new Error('--cloudprober-sweep: Cloudprober is not available');
   const rows: Record<string, unknown>[] = [];
-  for (const kind of ['http', 'tcp'] as const) {
-    if ((kind === 'http' ? options.httpProbes : options.tcpProbes) === 0) continue;
+  for (const kind of ['http', 'tcp', 'grpc'] as const) {
+    if ({ http: options.httpProbes, tcp: options.tcpProbes, grpc: options.grpcProbes }[kind] === 0) continue;
     for (const [intervalMs, copies] of options.cloudproberSweep) {
       let phase: Phase;
       try {
@@ -256,8 +259,8 @@ async function sweepCloudprober(fleet: Fleet, cloudprober: CloudproberBinary | u
         kind,
         interval_ms: intervalMs,
         copies,
-        targets: copies * (kind === 'http' ? fleet.http.length : fleet.tcp.length),
-        offered_per_s: round((copies * (kind === 'http' ? fleet.http.length : fleet.tcp.length) * 1000) / intervalMs),
+        targets: copies * fleet[kind].length,
+        offered_per_s: round((copies * fleet[kind].length * 1000) / intervalMs),
         probes: phase.probes,
         failures: phase.failures,
         probes_per_wall_s: round(phase.probes / phase.wallSeconds),
@@ -274,8 +277,10 @@ async function sweepCloudprober(fleet: Fleet, cloudprober: CloudproberBinary | u
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  if (argv.includes('--memory')) {
-    const child = track(process.execPath, ['--expose-gc', new URL('./memory.ts', import.meta.url).pathname, ...argv], 'memory', { stdio: 'inherit' });
+  const mode = argv.includes('--memory') ? 'memory' : argv.includes('--controller') ? 'controller' : undefined;
+  if (mode !== undefined) {
+    const nodeArgs = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+    const child = track(process.execPath, ['--expose-gc', ...nodeArgs, new URL(`./${mode}.ts`, import.meta.url).pathname, ...argv], mode, { stdio: 'inherit' });
     const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
     process.exitCode = code;
     return;
@@ -287,7 +292,7 @@ async function main(): Promise<void> {
   if (options.blackbox && !sweeping) ensureBlackbox(log);
   let cloudprober: CloudproberBinary | undefined;
   let cloudproberError: string | null = null;
-  if ((options.cloudprober || sweeping) && options.httpProbes + options.tcpProbes > 0) {
+  if ((options.cloudprober || sweeping) && options.httpProbes + options.tcpProbes + options.grpcProbes > 0) {
     const built = ensureCloudprober(log);
     if ('error' in built) {
       cloudproberError = built.error;
@@ -307,6 +312,7 @@ async function main(): Promise<void> {
     cloudprober_error: cloudproberError,
     cloudprober_http_setup: cloudprober === undefined ? null : `${options.cloudproberHttpCopies} x ${options.httpPorts} targets, interval ${options.cloudproberHttpIntervalMs} ms`,
     cloudprober_tcp_setup: cloudprober === undefined ? null : `${options.cloudproberTcpCopies} x ${options.tcpPorts} targets, interval ${options.cloudproberTcpIntervalMs} ms`,
+    cloudprober_grpc_setup: cloudprober === undefined ? null : `${options.cloudproberGrpcCopies} x ${options.grpcPorts} targets, interval ${options.cloudproberGrpcIntervalMs} ms`,
     cloudprober_window_exports: options.cloudproberExports,
     loadavg_start: loadavg().map((l) => round(l, 2)),
   };
@@ -341,6 +347,7 @@ async function main(): Promise<void> {
       if (blackbox !== undefined && options.tcpProbes > 0) add(await blackboxPhase(fleet, blackbox, options, 'tcp_connect', options.tcpProbes, tcpAddrs));
       if (cloudprober !== undefined && options.tcpProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'tcp', options.cloudproberTcpIntervalMs, options.cloudproberTcpCopies));
       if (options.grpcProbes > 0) add(await outprobePhase(fleet, options, 'grpc', options.grpcProbes, fleet.grpc));
+      if (cloudprober !== undefined && options.grpcProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'grpc', options.cloudproberGrpcIntervalMs, options.cloudproberGrpcCopies));
     }
   } finally {
     await blackbox?.stop();
