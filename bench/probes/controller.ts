@@ -14,9 +14,11 @@
  *    `--period-ms`). Once every gate is True and one more period has passed,
  *    CPU (process.cpuUsage) and probe attempts are counted over `--periods`
  *    periods.
- * 2. executor: the controller stopped, a bare Scheduler with as many targets,
- *    the same period and concurrency, calling the same executor (no decide,
- *    record or hooks), jittered over one period, then measured the same way.
+ * 2. executor: a bare Scheduler with as many targets, the same period and
+ *    concurrency, calling the same executor (no decide, record or hooks),
+ *    jittered over one period, then measured the same way. It runs first,
+ *    and a full GC (--expose-gc, which run.ts passes) separates the two, so
+ *    neither pays for the other's garbage.
  *
  * The last stdout line is JSON: `controller_cpu_us_per_probe`,
  * `executor_cpu_us_per_probe` and their difference, the controller's share
@@ -50,7 +52,7 @@ function intFlag(name: string, fallback: number): number {
 
 const pods = intFlag('pods', 10_000);
 const periodMs = intFlag('period-ms', 10_000);
-const periods = intFlag('periods', 2);
+const periods = intFlag('periods', 3);
 const concurrency = intFlag('concurrency', 256);
 const targetProcs = intFlag('target-procs', 2);
 const kind = flag('probe', 'http');
@@ -123,7 +125,32 @@ async function main(): Promise<void> {
   const http = createHttpProber({ userAgent });
   const executor = kind === 'http' ? http : tcpProbe;
 
-  // 1. The controller's full pass.
+  // 1. The executor alone: same targets, period and concurrency, a bare Scheduler.
+  const bare = new Counter();
+  const run = bare.wrap(executor as (req: unknown, signal: AbortSignal) => Promise<Outcome>);
+  const scheduler = new Scheduler({ clock: systemClock, random: systemRandom, concurrency });
+  const now = systemClock.now();
+  for (let i = 0; i < pods; i++) {
+    const { ip, port } = targets[i % targets.length]!;
+    const req = kind === 'http' ? { scheme: 'HTTP', ip, port, path: '/healthz', headers: [], timeoutMs: 1000 } : { ip, port, timeoutMs: 1000 };
+    const pass = async (signal: AbortSignal): Promise<void> => {
+      await run(req, signal);
+    };
+    scheduler.upsert({ key: `t/${String(i)}`, periodMs, firstDueAt: now, jitter: true, run: pass });
+  }
+  const stopBare = new AbortController();
+  const loop = scheduler.start(stopBare.signal);
+  await sleep(periodMs);
+  const alone = await bare.measure();
+  stopBare.abort();
+  await loop;
+  log(`executor alone: ${alone.probes} probes in ${round(alone.wallS, 1)} s, ${round(alone.cpuUs / 1e6, 2)} CPU-s -> ${round(alone.cpuUs / alone.probes, 1)} CPU-us per probe; outcomes ${JSON.stringify(alone.outcomes)}`);
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  await sleep(1000);
+
+  // 2. The controller's full pass.
   const api = new MemoryApi();
   api.put('policies', policy());
   const metrics = new Metrics();
@@ -162,25 +189,6 @@ async function main(): Promise<void> {
   await running;
   monitor.stop();
 
-  // 2. The executor alone: same targets, period and concurrency, a bare Scheduler.
-  const bare = new Counter();
-  const run = bare.wrap(executor as (req: unknown, signal: AbortSignal) => Promise<Outcome>);
-  const scheduler = new Scheduler({ clock: systemClock, random: systemRandom, concurrency });
-  const now = systemClock.now();
-  for (let i = 0; i < pods; i++) {
-    const { ip, port } = targets[i % targets.length]!;
-    const req = kind === 'http' ? { scheme: 'HTTP', ip, port, path: '/healthz', headers: [], timeoutMs: 1000 } : { ip, port, timeoutMs: 1000 };
-    scheduler.upsert({ key: `t/${String(i)}`, periodMs, firstDueAt: now, jitter: true, run: async (signal) => {
-        await run(req, signal);
-      } });
-  }
-  const stopBare = new AbortController();
-  const loop = scheduler.start(stopBare.signal);
-  await sleep(periodMs);
-  const alone = await bare.measure();
-  stopBare.abort();
-  await loop;
-  log(`executor alone: ${alone.probes} probes in ${round(alone.wallS, 1)} s, ${round(alone.cpuUs / 1e6, 2)} CPU-s -> ${round(alone.cpuUs / alone.probes, 1)} CPU-us per probe; outcomes ${JSON.stringify(alone.outcomes)}`);
   killAll();
   const perProbe = (w: Window): number => round(w.cpuUs / w.probes, 1);
   log(

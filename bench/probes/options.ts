@@ -7,8 +7,10 @@ export interface ProbeBenchOptions {
   readonly httpProbes: number;
   readonly tcpProbes: number;
   readonly grpcProbes: number;
-  /** Probes run before each measured window (not counted). */
+  /** outprobe probes run before each measured window (not counted). */
   readonly warmup: number;
+  /** `/probe` requests to blackbox before each measured window (not counted). */
+  readonly blackboxWarmup: number;
   /** outprobe Scheduler concurrency bound. */
   readonly concurrency: number;
   /** Requests to blackbox in flight at once. */
@@ -90,7 +92,8 @@ export function probeBenchOptions(argv: readonly string[]): ProbeBenchOptions {
     httpProbes: int('http', 20_000, argv),
     tcpProbes: int('tcp', 20_000, argv),
     grpcProbes: int('grpc', 5_000, argv),
-    warmup: int('warmup', 2_000, argv),
+    warmup: int('warmup', 20_000, argv),
+    blackboxWarmup: int('blackbox-warmup', 2_000, argv),
     concurrency: int('concurrency', 64, argv),
     blackboxConcurrency: int('blackbox-concurrency', 32, argv),
     periodMs: int('period-ms', 0, argv),

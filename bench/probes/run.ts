@@ -103,7 +103,7 @@ async function outprobePhase(fleet: Fleet, options: ProbeBenchOptions, protocol:
 
 async function blackboxPhase(fleet: Fleet, blackbox: Blackbox, options: ProbeBenchOptions, module: string, probes: number, targets: readonly string[]): Promise<Phase> {
   log(`blackbox ${module}: ${probes} probes over ${targets.length} ports, ${options.blackboxConcurrency} in flight ...`);
-  const warmup = Math.min(options.warmup, probes);
+  const warmup = Math.min(options.blackboxWarmup, probes);
   const startedAt = performance.now();
   if (warmup > 0) await driveBlackbox(blackbox, module, targets, warmup, options.blackboxConcurrency);
   const cpuBefore = processCpuSeconds(blackbox.pid);
@@ -308,6 +308,7 @@ async function main(): Promise<void> {
     target_procs: options.targetProcs,
     rounds: options.rounds,
     period_ms: options.periodMs,
+    warmup: options.warmup,
     cloudprober_version: cloudprober?.version ?? null,
     cloudprober_error: cloudproberError,
     cloudprober_http_setup: cloudprober === undefined ? null : `${options.cloudproberHttpCopies} x ${options.httpPorts} targets, interval ${options.cloudproberHttpIntervalMs} ms`,
