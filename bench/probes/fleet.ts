@@ -2,7 +2,7 @@
 import { firstJsonLine, spawnNode } from './children.ts';
 import { loopbackIps } from './options.ts';
 import { processCpuSeconds } from './system.ts';
-import type { Listener, TargetsConfig, TargetsReady } from './targets.ts';
+import type { Listener, TargetsConfig, TargetsCount, TargetsReady } from './targets.ts';
 
 export interface Fleet {
   readonly pids: readonly number[];
@@ -12,6 +12,12 @@ export interface Fleet {
   readonly grpc: readonly Listener[];
   /** CPU seconds used so far by all target processes together. */
   cpuSeconds(): number;
+  /**
+   * Connections the target processes accepted so far, HTTP and TCP listeners
+   * apart (a probe of either is one connection), and the longest event-loop
+   * delay of any target process since the previous call.
+   */
+  accepted(): Promise<{ http: number; tcp: number; loopDelayMaxMs: number }>;
 }
 
 export interface FleetSize {
@@ -45,19 +51,33 @@ function interleave(lists: readonly (readonly Listener[])[]): Listener[] {
 
 export async function startFleet(size: FleetSize): Promise<Fleet> {
   const ips = loopbackIps(size.ips);
-  const ready = await Promise.all(
-    Array.from({ length: size.targetProcs }, (_, i) => {
-      const config: TargetsConfig = {
-        ips,
-        http: share(size.httpPorts, size.targetProcs, i),
-        tcp: share(size.tcpPorts, size.targetProcs, i),
-        grpc: share(size.grpcPorts, size.targetProcs, i),
-      };
-      return firstJsonLine<TargetsReady>(spawnNode('./targets.ts', config, `targets-${String(i)}`), 60_000);
-    }),
-  );
+  const children = Array.from({ length: size.targetProcs }, (_, i) => {
+    const config: TargetsConfig = {
+      ips,
+      http: share(size.httpPorts, size.targetProcs, i),
+      tcp: share(size.tcpPorts, size.targetProcs, i),
+      grpc: share(size.grpcPorts, size.targetProcs, i),
+    };
+    return spawnNode('./targets.ts', config, `targets-${String(i)}`);
+  });
+  const ready = await Promise.all(children.map((child) => firstJsonLine<TargetsReady>(child, 60_000)));
   const pids = ready.map((r) => r.pid);
+  const accepted = async (): Promise<{ http: number; tcp: number; loopDelayMaxMs: number }> => {
+    const counts = await Promise.all(
+      children.map((child) => {
+        const reply = firstJsonLine<TargetsCount>(child, 10_000);
+        child.stdin?.write('count\n');
+        return reply;
+      }),
+    );
+    return counts.reduce((sum, c) => ({ http: sum.http + c.accepted.http, tcp: sum.tcp + c.accepted.tcp, loopDelayMaxMs: Math.max(sum.loopDelayMaxMs, c.loopDelayMaxMs) }), {
+      http: 0,
+      tcp: 0,
+      loopDelayMaxMs: 0,
+    });
+  };
   return {
+    accepted,
     pids,
     ips: new Set(ips),
     http: interleave(ready.map((r) => r.http)),

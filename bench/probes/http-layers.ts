@@ -1,25 +1,36 @@
 /**
- * Where an HTTP probe's CPU goes, layer by layer, in one process against the
- * same loopback targets (`npm run bench:http-layers`):
+ * Where a probe's CPU goes, layer by layer, in one process against the same
+ * loopback targets (`npm run bench:http-layers`, `npm run bench:tcp-layers`):
  *
- *   minimal    a bare HTTP/1.1 GET over node:net (the floor for a fresh connection)
- *   dispatcher outprobe's ProbeDispatcher with a trivial handler
+ * HTTP (default):
+ *   minimal    a bare HTTP/1.1 GET over node:net (the floor for a fresh connection with net.Socket)
+ *   raw        the same GET on Node's TCP handle (tcp_wrap), no net.Socket (the floor below it, ADR 0025)
+ *   dispatcher outprobe's ProbeDispatcher with a trivial handler (node:net)
  *   prober     createHttpProber (deadline, headers, redirects, outcome), no scheduler
  *   scheduler  the prober run by outprobe's Scheduler, as the controller runs it
+ * TCP (`--tcp`):
+ *   minimal    net.connect, then resetAndDestroy() on connect
+ *   raw        the same on Node's TCP handle: connect, then reset()
+ *   prober     tcpProbe, no scheduler
+ *   scheduler  tcpProbe run by the Scheduler
  *
  * Layers run in alternation, round after round, so they share JIT state and
- * the kernel's TIME-WAIT load. Probes per CPU-second of this process; loopback
- * only; bounded by --probes × --rounds per layer. Prints one JSON line last.
+ * the kernel's TIME-WAIT load. Probes per CPU-second of this process, and
+ * the user/system split (system time is the kernel's connect/write/read/close
+ * work, most of it the floor no user-space change removes); loopback only;
+ * bounded by --probes × --rounds per layer. Prints one JSON line last.
  */
 import net from 'node:net';
-import { createHttpProber, ProbeDispatcher } from '../../src/probing/index.ts';
+import { createHttpProber, ProbeDispatcher, tcpProbe } from '../../src/probing/index.ts';
 import type { HttpProbeRequest } from '../../src/probing/index.ts';
+import { loadRawTcp } from '../../src/probing/rawtcp/index.ts';
+import type { ConnectReq, RawTcp, TcpHandle, WriteReq } from '../../src/probing/rawtcp/index.ts';
 import { killAll } from './children.ts';
 import { startFleet } from './fleet.ts';
 import { runQuota } from './saturate.ts';
 import type { Probe } from './saturate.ts';
 
-type Layer = 'minimal' | 'dispatcher' | 'prober' | 'scheduler';
+type Layer = 'minimal' | 'raw' | 'dispatcher' | 'prober' | 'scheduler';
 
 function flag(name: string, fallback: number): number {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -28,6 +39,7 @@ function flag(name: string, fallback: number): number {
   return value;
 }
 
+const tcp = process.argv.includes('--tcp');
 const probes = flag('probes', 20_000);
 const rounds = flag('rounds', 3);
 const concurrency = flag('concurrency', 64);
@@ -35,21 +47,76 @@ const userAgent = 'kube-probe/1.37';
 
 /** One probe of target i; resolves whatever happens (failures are counted by the caller). */
 type OneProbe = (i: number, signal: AbortSignal) => Promise<boolean>;
+type Target = { readonly ip: string; readonly port: number };
 
 interface Layers {
-  readonly direct: Record<Exclude<Layer, 'scheduler'>, OneProbe>;
+  readonly direct: Partial<Record<Exclude<Layer, 'scheduler'>, OneProbe>>;
   /** One probe per target for the Scheduler. */
   readonly scheduled: readonly Probe[];
 }
 
-function layers(targets: readonly { readonly ip: string; readonly port: number }[]): Layers {
-  const at = (i: number): { readonly ip: string; readonly port: number } => {
+const rawBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/** A bare GET on Node's TCP handle: connect, write, read to EOF, close (no parser). */
+function rawGet(raw: RawTcp, ip: string, port: number, head: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const handle: TcpHandle = raw.newHandle();
+    const req: ConnectReq = raw.newConnectReq();
+    let got = '';
+    const done = (ok: boolean): void => {
+      handle.onread = () => undefined;
+      handle.close();
+      resolve(ok);
+    };
+    req.oncomplete = (status) => {
+      if (status !== 0) {
+        done(false);
+        return;
+      }
+      handle.useUserBuffer(rawBuffer);
+      handle.onread = () => {
+        const n = raw.readResult();
+        if (n > 0) got += rawBuffer.toString('latin1', 0, n);
+        else if (n < 0) done(got.startsWith('HTTP/1.1 200'));
+      };
+      handle.readStart();
+      const write: WriteReq = raw.newWriteReq();
+      write.handle = handle;
+      write.oncomplete = () => undefined;
+      if (handle.writeLatin1String(write, head) !== 0) done(false);
+    };
+    if (handle.connect(req, ip, port) !== 0) done(false);
+  });
+}
+
+/** A bare TCP probe on Node's TCP handle: connect, then reset (RST, as outprobe closes). */
+function rawConnect(raw: RawTcp, ip: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const handle = raw.newHandle();
+    const req = raw.newConnectReq();
+    req.oncomplete = (status) => {
+      if (status === 0 && handle.reset() === 0) resolve(true);
+      else {
+        handle.close();
+        resolve(false);
+      }
+    };
+    if (handle.connect(req, ip, port) !== 0) {
+      handle.close();
+      resolve(false);
+    }
+  });
+}
+
+function httpLayers(targets: readonly Target[], raw: RawTcp | undefined): Layers {
+  const at = (i: number): Target => {
     const target = targets[i % targets.length];
     if (target === undefined) throw new Error('no targets');
     return target;
   };
   const dispatcher = new ProbeDispatcher();
   const prober = createHttpProber({ userAgent });
+  const head = (ip: string, port: number): string => `GET /healthz HTTP/1.1\r\nHost: ${ip}:${port}\r\nUser-Agent: ${userAgent}\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
   const requests: HttpProbeRequest[] = targets.map(({ ip, port }) => ({ scheme: 'HTTP', ip, port, path: '/healthz', headers: [], timeoutMs: 1000 }));
   const direct: Layers['direct'] = {
     minimal: (i) =>
@@ -57,7 +124,7 @@ function layers(targets: readonly { readonly ip: string; readonly port: number }
         const { ip, port } = at(i);
         const socket = net.connect({ host: ip, port });
         let got = '';
-        socket.once('connect', () => socket.write(`GET /healthz HTTP/1.1\r\nHost: ${ip}:${port}\r\nUser-Agent: ${userAgent}\r\nAccept: */*\r\nConnection: close\r\n\r\n`));
+        socket.once('connect', () => socket.write(head(ip, port)));
         socket.on('data', (data: Buffer) => (got += data.toString('latin1')));
         socket.on('end', () => {
           socket.destroy();
@@ -65,6 +132,14 @@ function layers(targets: readonly { readonly ip: string; readonly port: number }
         });
         socket.on('error', () => resolve(false));
       }),
+    ...(raw === undefined
+      ? {}
+      : {
+          raw: (i: number) => {
+            const { ip, port } = at(i);
+            return rawGet(raw, ip, port, head(ip, port));
+          },
+        }),
     dispatcher: (i) =>
       new Promise((resolve) => {
         const { ip, port } = at(i);
@@ -87,50 +162,103 @@ function layers(targets: readonly { readonly ip: string; readonly port: number }
   return { direct, scheduled: requests.map((req) => (signal: AbortSignal) => prober(req, signal)) };
 }
 
-/** `quota` probes with `concurrency` in flight; returns CPU µs of this process and the failures. */
-async function direct(probe: OneProbe, quota: number): Promise<{ cpuUs: number; failures: number }> {
+function tcpLayers(targets: readonly Target[], raw: RawTcp | undefined): Layers {
+  const at = (i: number): Target => {
+    const target = targets[i % targets.length];
+    if (target === undefined) throw new Error('no targets');
+    return target;
+  };
+  const direct: Layers['direct'] = {
+    minimal: (i) =>
+      new Promise((resolve) => {
+        const { ip, port } = at(i);
+        const socket = net.connect({ host: ip, port });
+        socket.once('connect', () => {
+          socket.resetAndDestroy();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      }),
+    ...(raw === undefined
+      ? {}
+      : {
+          raw: (i: number) => {
+            const { ip, port } = at(i);
+            return rawConnect(raw, ip, port);
+          },
+        }),
+    prober: async (i, signal) => {
+      const { ip, port } = at(i);
+      return (await tcpProbe({ ip, port, timeoutMs: 1000 }, signal)).kind === 'success';
+    },
+  };
+  return { direct, scheduled: targets.map(({ ip, port }) => (signal: AbortSignal) => tcpProbe({ ip, port, timeoutMs: 1000 }, signal)) };
+}
+
+interface Cost {
+  readonly userUs: number;
+  readonly systemUs: number;
+  readonly failures: number;
+}
+
+/** `quota` probes with `concurrency` in flight; CPU µs of this process and the failures. */
+async function direct(probe: OneProbe, quota: number): Promise<Cost> {
   let next = 0;
   let failures = 0;
+  const signal = new AbortController().signal;
   const before = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < quota) {
-        if (!(await probe(next++, new AbortController().signal))) failures++;
+        if (!(await probe(next++, signal))) failures++;
       }
     }),
   );
   const cpu = process.cpuUsage(before);
-  return { cpuUs: cpu.user + cpu.system, failures };
+  return { userUs: cpu.user, systemUs: cpu.system, failures };
 }
 
-/** The prober through the Scheduler, saturated, exactly as `bench:probes` runs it. */
-async function scheduled(probes: readonly Probe[], quota: number): Promise<{ cpuUs: number; failures: number }> {
-  const { cpu, outcomes } = await runQuota(probes, quota, 'http', { concurrency, periodMs: 0 });
-  return { cpuUs: cpu.user + cpu.system, failures: outcomes.failure + outcomes.errored };
+/** The executor through the Scheduler, saturated, exactly as `bench:probes` runs it. */
+async function scheduled(probes: readonly Probe[], quota: number): Promise<Cost> {
+  const { cpu, outcomes } = await runQuota(probes, quota, tcp ? 'tcp' : 'http', { concurrency, periodMs: 0 });
+  return { userUs: cpu.user, systemUs: cpu.system, failures: outcomes.failure + outcomes.errored };
 }
 
 async function main(): Promise<void> {
-  const fleet = await startFleet({ httpPorts: 500, tcpPorts: 0, grpcPorts: 0, targetProcs: 1, ips: 10 });
+  const fleet = await startFleet({ httpPorts: tcp ? 0 : 500, tcpPorts: tcp ? 500 : 0, grpcPorts: 0, targetProcs: 1, ips: 10 });
   try {
-    const byLayer = layers(fleet.http);
-    const run = (layer: Layer, quota: number): Promise<{ cpuUs: number; failures: number }> =>
-      layer === 'scheduler' ? scheduled(byLayer.scheduled, quota) : direct(byLayer.direct[layer], quota);
-    const order: Layer[] = ['minimal', 'dispatcher', 'prober', 'scheduler'];
+    const loaded = loadRawTcp();
+    if (loaded.raw === undefined) console.log(`raw layer skipped: ${loaded.why}`);
+    const byLayer = tcp ? tcpLayers(fleet.tcp, loaded.raw) : httpLayers(fleet.http, loaded.raw);
+    const order = [...(Object.keys(byLayer.direct) as Exclude<Layer, 'scheduler'>[]), 'scheduler' as const];
+    const run = (layer: Layer, quota: number): Promise<Cost> => {
+      if (layer === 'scheduler') return scheduled(byLayer.scheduled, quota);
+      const one = byLayer.direct[layer];
+      if (one === undefined) throw new Error(`no layer ${layer}`);
+      return direct(one, quota);
+    };
     for (const layer of order) await run(layer, Math.min(2000, probes)); // warm-up
-    const results = new Map<Layer, number[]>(order.map((l) => [l, []]));
+    const results = new Map<Layer, Cost[]>(order.map((l) => [l, []]));
     for (let round = 0; round < rounds; round++) {
       for (const layer of order) {
-        const { cpuUs, failures } = await run(layer, probes);
-        if (failures > 0) throw new Error(`${layer}: ${String(failures)} of ${String(probes)} probes failed`);
-        const rate = Math.round(probes / (cpuUs / 1e6));
-        results.get(layer)?.push(rate);
-        console.log(`round ${String(round + 1)} ${layer.padEnd(10)} ${String(rate).padStart(6)} probes/CPU-s (${(cpuUs / probes).toFixed(1)} µs per probe)`);
+        const cost = await run(layer, probes);
+        if (cost.failures > 0) throw new Error(`${layer}: ${String(cost.failures)} of ${String(probes)} probes failed`);
+        results.get(layer)?.push(cost);
+        const us = (cost.userUs + cost.systemUs) / probes;
+        console.log(
+          `round ${String(round + 1)} ${layer.padEnd(10)} ${String(Math.round(1e6 / us)).padStart(6)} probes/CPU-s (${us.toFixed(1)} µs per probe: user ${(cost.userUs / probes).toFixed(1)}, system ${(cost.systemUs / probes).toFixed(1)})`,
+        );
       }
     }
-    const summary: Record<string, unknown> = { probes, rounds, concurrency, node: process.versions.node };
-    for (const [layer, rates] of results) {
-      summary[`${layer}_probes_per_cpu_s`] = Math.round(rates.reduce((a, b) => a + b, 0) / rates.length);
-      summary[`${layer}_rounds`] = rates;
+    const summary: Record<string, unknown> = { kind: tcp ? 'tcp' : 'http', probes, rounds, concurrency, node: process.versions.node };
+    for (const [layer, costs] of results) {
+      const user = costs.reduce((a, c) => a + c.userUs, 0);
+      const system = costs.reduce((a, c) => a + c.systemUs, 0);
+      const n = probes * costs.length;
+      summary[`${layer}_probes_per_cpu_s`] = Math.round(n / ((user + system) / 1e6));
+      summary[`${layer}_rounds`] = costs.map((c) => Math.round(probes / ((c.userUs + c.systemUs) / 1e6)));
+      summary[`${layer}_user_us_per_probe`] = Math.round((user / n) * 10) / 10;
+      summary[`${layer}_system_us_per_probe`] = Math.round((system / n) * 10) / 10;
     }
     console.log(JSON.stringify(summary));
   } finally {

@@ -7,8 +7,10 @@ export interface ProbeBenchOptions {
   readonly httpProbes: number;
   readonly tcpProbes: number;
   readonly grpcProbes: number;
-  /** Probes run before each measured window (not counted). */
+  /** outprobe probes run before each measured window (not counted). */
   readonly warmup: number;
+  /** `/probe` requests to blackbox before each measured window (not counted). */
+  readonly blackboxWarmup: number;
   /** outprobe Scheduler concurrency bound. */
   readonly concurrency: number;
   /** Requests to blackbox in flight at once. */
@@ -24,6 +26,19 @@ export interface ProbeBenchOptions {
   /** Loopback addresses 127.0.0.2 .. 127.0.0.(1+n) the ports are spread over. */
   readonly ips: number;
   readonly blackbox: boolean;
+  /** Run Cloudprober (built from tools/cloudprober on first use). */
+  readonly cloudprober: boolean;
+  /** Cloudprober's setup per kind: probe definitions over all the ports, and their interval. */
+  readonly cloudproberHttpCopies: number;
+  readonly cloudproberHttpIntervalMs: number;
+  readonly cloudproberTcpCopies: number;
+  readonly cloudproberTcpIntervalMs: number;
+  readonly cloudproberGrpcCopies: number;
+  readonly cloudproberGrpcIntervalMs: number;
+  /** Cloudprober's measured window, in stats-export intervals (10 s each up to a 10 s probe interval). */
+  readonly cloudproberExports: number;
+  /** `--cloudprober-sweep=i1:c1,i2:c2,...`: only Cloudprober, at each interval:copies, to find its best setup. */
+  readonly cloudproberSweep: readonly (readonly [number, number])[];
   /** Repeat every phase this many times; figures pool all rounds. */
   readonly rounds: number;
 }
@@ -63,12 +78,22 @@ function bool(name: string, fallback: boolean, argv: readonly string[]): boolean
   return !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
+function sweep(value: string | undefined): [number, number][] {
+  if (value === undefined || value === '' || value === 'false') return [];
+  return value.split(',').map((pair) => {
+    const [interval, copies] = pair.split(':').map(Number);
+    if (!Number.isInteger(interval) || !Number.isInteger(copies) || interval! < 1 || copies! < 1) throw new Error(`--cloudprober-sweep wants interval_ms:copies,..., got ${JSON.stringify(pair)}`);
+    return [interval!, copies!];
+  });
+}
+
 export function probeBenchOptions(argv: readonly string[]): ProbeBenchOptions {
   return {
     httpProbes: int('http', 20_000, argv),
     tcpProbes: int('tcp', 20_000, argv),
     grpcProbes: int('grpc', 5_000, argv),
-    warmup: int('warmup', 2_000, argv),
+    warmup: int('warmup', 20_000, argv),
+    blackboxWarmup: int('blackbox-warmup', 2_000, argv),
     concurrency: int('concurrency', 64, argv),
     blackboxConcurrency: int('blackbox-concurrency', 32, argv),
     periodMs: int('period-ms', 0, argv),
@@ -79,6 +104,15 @@ export function probeBenchOptions(argv: readonly string[]): ProbeBenchOptions {
     targetProcs: Math.max(1, int('target-procs', 2, argv)),
     ips: Math.min(250, Math.max(1, int('ips', 10, argv))),
     blackbox: bool('blackbox', true, argv),
+    cloudprober: bool('cloudprober', true, argv),
+    cloudproberHttpCopies: Math.max(1, int('cloudprober-http-copies', 4, argv)),
+    cloudproberHttpIntervalMs: Math.max(1, int('cloudprober-http-interval-ms', 1000, argv)),
+    cloudproberTcpCopies: Math.max(1, int('cloudprober-tcp-copies', 20, argv)),
+    cloudproberTcpIntervalMs: Math.max(1, int('cloudprober-tcp-interval-ms', 1000, argv)),
+    cloudproberGrpcCopies: Math.max(1, int('cloudprober-grpc-copies', 10, argv)),
+    cloudproberGrpcIntervalMs: Math.max(1, int('cloudprober-grpc-interval-ms', 1000, argv)),
+    cloudproberExports: Math.max(1, int('cloudprober-exports', 2, argv)),
+    cloudproberSweep: sweep(raw('cloudprober-sweep', argv)),
     rounds: Math.max(1, int('rounds', 1, argv)),
   };
 }

@@ -3,13 +3,15 @@
  * against Prometheus blackbox_exporter, on the same loopback targets, in
  * probes per CPU-second of the probing process alone. Progress lines go to
  * stdout; the last stdout line is one JSON object. `--memory` runs memory.ts
- * instead. Options: see options.ts and bench/README.md.
+ * instead, `--controller` controller.ts. Options: see options.ts and bench/README.md.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { interrupted, killAll, runNodeForJson, track } from './children.ts';
 import { blackboxBinary, blackboxVersion, driveBlackbox, ensureBlackbox, startBlackbox } from './blackbox.ts';
 import type { Blackbox } from './blackbox.ts';
+import { ensureCloudprober, startCloudprober } from './cloudprober.ts';
+import type { CloudproberBinary, CloudproberKind } from './cloudprober.ts';
 import { startFleet } from './fleet.ts';
 import type { Fleet } from './fleet.ts';
 import { probeBenchOptions } from './options.ts';
@@ -31,6 +33,10 @@ interface Phase {
   readonly timeWaitNew: number | null;
   readonly timeWaitNewProberSide: number | null;
   readonly rssBytes: number | undefined;
+  /** Connections the targets accepted in the measured window (Cloudprober phases: a check of the count from its metrics). */
+  readonly targetSideConnections?: number;
+  /** The targets' longest event-loop delay in the window (Cloudprober phases). */
+  readonly targetLoopDelayMaxMs?: number;
 }
 
 const log = (line: string): void => {
@@ -97,7 +103,7 @@ async function outprobePhase(fleet: Fleet, options: ProbeBenchOptions, protocol:
 
 async function blackboxPhase(fleet: Fleet, blackbox: Blackbox, options: ProbeBenchOptions, module: string, probes: number, targets: readonly string[]): Promise<Phase> {
   log(`blackbox ${module}: ${probes} probes over ${targets.length} ports, ${options.blackboxConcurrency} in flight ...`);
-  const warmup = Math.min(options.warmup, probes);
+  const warmup = Math.min(options.blackboxWarmup, probes);
   const startedAt = performance.now();
   if (warmup > 0) await driveBlackbox(blackbox, module, targets, warmup, options.blackboxConcurrency);
   const cpuBefore = processCpuSeconds(blackbox.pid);
@@ -117,6 +123,54 @@ async function blackboxPhase(fleet: Fleet, blackbox: Blackbox, options: ProbeBen
   });
 }
 
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Cloudprober, one process per phase: started with the committed config, left
+ * to run one stats-export interval after every series has reported (all its
+ * per-target goroutines running), then measured over `cloudproberExports`
+ * whole export intervals: each target exports its counters once per interval,
+ * so a window of k intervals holds exactly k exports of every target.
+ */
+async function cloudproberPhase(fleet: Fleet, binary: CloudproberBinary, options: ProbeBenchOptions, kind: CloudproberKind, intervalMs: number, copies: number): Promise<Phase> {
+  const targets = fleet[kind];
+  const timeoutMs = Math.min(options.timeoutMs, intervalMs);
+  const exportMs = Math.max(intervalMs, timeoutMs, 10_000);
+  log(`cloudprober ${kind}: ${copies} probe(s) x ${targets.length} ports, interval ${intervalMs} ms, timeout ${timeoutMs} ms (offered ${round((copies * targets.length * 1000) / intervalMs)} probes/s), window ${(options.cloudproberExports * exportMs) / 1000} s ...`);
+  const cp = await startCloudprober(binary, { kind, targets, copies, intervalMs, timeoutMs });
+  try {
+    await sleep(exportMs);
+    // CPU is read after the first scrape of /metrics and before the last, so
+    // serving our scrapes (thousands of series) is not charged to Cloudprober.
+    const startedAt = performance.now();
+    const before = await cp.counts();
+    const cpuBefore = cp.cpuSeconds();
+    const targetCpuBefore = fleet.cpuSeconds();
+    const acceptedBefore = await fleet.accepted();
+    const windowStart = performance.now();
+    await sleep(options.cloudproberExports * exportMs - (performance.now() - startedAt));
+    const cpuSeconds = cp.cpuSeconds() - cpuBefore;
+    const wallSeconds = (performance.now() - windowStart) / 1e3;
+    const acceptedAfter = await fleet.accepted();
+    const after = await cp.counts();
+    const probes = after.total - before.total;
+    return report({
+      name: `cloudprober ${kind}`,
+      probes,
+      failures: probes - (after.success - before.success),
+      cpuSeconds,
+      wallSeconds,
+      targetCpuSeconds: fleet.cpuSeconds() - targetCpuBefore,
+      ...timeWaitSince(fleet, startedAt),
+      rssBytes: cp.rssBytes(),
+      ...(kind === 'grpc' ? {} : { targetSideConnections: acceptedAfter[kind] - acceptedBefore[kind] }),
+      targetLoopDelayMaxMs: acceptedAfter.loopDelayMaxMs,
+    });
+  } finally {
+    await cp.stop();
+  }
+}
+
 /** Rounds of one phase pooled: total probes over total CPU; socket counts and RSS from the last round. */
 function pool(rounds: ReadonlyMap<string, readonly Phase[]>): Map<string, Phase> {
   const pooled = new Map<string, Phase>();
@@ -132,6 +186,7 @@ function pool(rounds: ReadonlyMap<string, readonly Phase[]>): Map<string, Phase>
       targetCpuSeconds: sum((p) => p.targetCpuSeconds),
       timeWaitNew: list.some((p) => p.timeWaitNew === null) ? null : sum((p) => p.timeWaitNew ?? 0),
       timeWaitNewProberSide: list.some((p) => p.timeWaitNewProberSide === null) ? null : sum((p) => p.timeWaitNewProberSide ?? 0),
+      ...(last.targetSideConnections === undefined ? {} : { targetSideConnections: sum((p) => p.targetSideConnections ?? 0) }),
     });
   }
   return pooled;
@@ -143,6 +198,9 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
   const bh = perCpu(phases.get('blackbox http'));
   const ot = perCpu(phases.get('outprobe tcp'));
   const bt = perCpu(phases.get('blackbox tcp'));
+  const ch = perCpu(phases.get('cloudprober http'));
+  const ct = perCpu(phases.get('cloudprober tcp'));
+  const cg = perCpu(phases.get('cloudprober grpc'));
   const og = phases.get('outprobe grpc');
   const out: Record<string, unknown> = {
     http_probes_per_cpu_s: oh,
@@ -151,8 +209,14 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
     tcp_probes_per_cpu_s: ot,
     blackbox_tcp_probes_per_cpu_s: bt,
     tcp_ratio: ratio(ot, bt),
+    cloudprober_http_probes_per_cpu_s: ch,
+    cloudprober_tcp_probes_per_cpu_s: ct,
+    http_ratio_vs_cloudprober: ratio(oh, ch),
+    tcp_ratio_vs_cloudprober: ratio(ot, ct),
     grpc_probes_per_cpu_s: perCpu(og),
     grpc_cpu_us_per_probe: og === undefined ? null : round((og.cpuSeconds * 1e6) / og.probes),
+    cloudprober_grpc_probes_per_cpu_s: cg,
+    grpc_ratio_vs_cloudprober: ratio(perCpu(og), cg),
   };
   for (const [name, phase] of phases) {
     const key = name.replace(' ', '_').replace('outprobe_', '');
@@ -164,16 +228,59 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
     out[`${key}_time_wait_new`] = phase.timeWaitNew;
     out[`${key}_time_wait_new_prober_side`] = phase.timeWaitNewProberSide;
     out[`${key}_prober_rss_mb`] = phase.rssBytes === undefined ? null : round(phase.rssBytes / 2 ** 20, 1);
+    if (phase.targetSideConnections !== undefined) out[`${key}_target_side_connections`] = phase.targetSideConnections;
+    if (phase.targetLoopDelayMaxMs !== undefined) out[`${key}_target_loop_delay_max_ms`] = phase.targetLoopDelayMaxMs;
     const list = rounds.get(name) ?? [];
     if (list.length > 1) out[`${key}_probes_per_cpu_s_rounds`] = list.map(perCpu);
   }
   return { ...out, ...environment };
 }
 
+/**
+ * `--cloudprober-sweep=interval:copies,...`: Cloudprober alone, HTTP then TCP
+ * (as `--http`/`--tcp` > 0 ask) at each setup, to find the one it does best;
+ * the last line is JSON with every setup's figures.
+ */
+async function sweepCloudprober(fleet: Fleet, cloudprober: CloudproberBinary | undefined, options: ProbeBenchOptions): Promise<void> {
+  if (cloudprober === undefined) throw new Error('--cloudprober-sweep: Cloudprober is not available');
+  const rows: Record<string, unknown>[] = [];
+  for (const kind of ['http', 'tcp', 'grpc'] as const) {
+    if ({ http: options.httpProbes, tcp: options.tcpProbes, grpc: options.grpcProbes }[kind] === 0) continue;
+    for (const [intervalMs, copies] of options.cloudproberSweep) {
+      let phase: Phase;
+      try {
+        phase = await cloudproberPhase(fleet, cloudprober, options, kind, intervalMs, copies);
+      } catch (error: unknown) {
+        log(`  ${kind} ${intervalMs}:${copies}: ${String(error)}`);
+        rows.push({ kind, interval_ms: intervalMs, copies, error: String(error) });
+        continue;
+      }
+      rows.push({
+        kind,
+        interval_ms: intervalMs,
+        copies,
+        targets: copies * fleet[kind].length,
+        offered_per_s: round((copies * fleet[kind].length * 1000) / intervalMs),
+        probes: phase.probes,
+        failures: phase.failures,
+        probes_per_wall_s: round(phase.probes / phase.wallSeconds),
+        cpu_s: round(phase.cpuSeconds, 2),
+        probes_per_cpu_s: perCpu(phase),
+        target_side_connections: phase.targetSideConnections,
+        target_loop_delay_max_ms: phase.targetLoopDelayMaxMs,
+        rss_mb: phase.rssBytes === undefined ? null : round(phase.rssBytes / 2 ** 20, 1),
+      });
+    }
+  }
+  log(JSON.stringify({ cloudprober_version: cloudprober.version, sweep: rows, loadavg_end: loadavg().map((l) => round(l, 2)) }));
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  if (argv.includes('--memory')) {
-    const child = track(process.execPath, ['--expose-gc', new URL('./memory.ts', import.meta.url).pathname, ...argv], 'memory', { stdio: 'inherit' });
+  const mode = argv.includes('--memory') ? 'memory' : argv.includes('--controller') ? 'controller' : undefined;
+  if (mode !== undefined) {
+    const nodeArgs = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+    const child = track(process.execPath, ['--expose-gc', ...nodeArgs, new URL(`./${mode}.ts`, import.meta.url).pathname, ...argv], mode, { stdio: 'inherit' });
     const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
     process.exitCode = code;
     return;
@@ -181,23 +288,46 @@ async function main(): Promise<void> {
   const major = Number(process.versions.node.split('.')[0]);
   if (major < 24) throw new Error(`Node ${process.versions.node}: run with Node 24 (npm run bench:probes, or ./node_modules/.bin/node bench/probes/run.ts)`);
   const options = probeBenchOptions(argv);
-  if (options.blackbox) ensureBlackbox(log);
+  const sweeping = options.cloudproberSweep.length > 0;
+  if (options.blackbox && !sweeping) ensureBlackbox(log);
+  let cloudprober: CloudproberBinary | undefined;
+  let cloudproberError: string | null = null;
+  if ((options.cloudprober || sweeping) && options.httpProbes + options.tcpProbes + options.grpcProbes > 0) {
+    const built = ensureCloudprober(log);
+    if ('error' in built) {
+      cloudproberError = built.error;
+      log(`cloudprober: NOT RUN: ${built.error}`);
+    } else cloudprober = built;
+  }
   const environment = {
     node: process.versions.node,
     cpus: availableParallelism(),
-    blackbox_version: options.blackbox ? blackboxVersion() : null,
+    blackbox_version: options.blackbox && !sweeping ? blackboxVersion() : null,
     concurrency: options.concurrency,
     blackbox_concurrency: options.blackboxConcurrency,
     target_procs: options.targetProcs,
     rounds: options.rounds,
     period_ms: options.periodMs,
+    warmup: options.warmup,
+    cloudprober_version: cloudprober?.version ?? null,
+    cloudprober_error: cloudproberError,
+    cloudprober_http_setup: cloudprober === undefined ? null : `${options.cloudproberHttpCopies} x ${options.httpPorts} targets, interval ${options.cloudproberHttpIntervalMs} ms`,
+    cloudprober_tcp_setup: cloudprober === undefined ? null : `${options.cloudproberTcpCopies} x ${options.tcpPorts} targets, interval ${options.cloudproberTcpIntervalMs} ms`,
+    cloudprober_grpc_setup: cloudprober === undefined ? null : `${options.cloudproberGrpcCopies} x ${options.grpcPorts} targets, interval ${options.cloudproberGrpcIntervalMs} ms`,
+    cloudprober_window_exports: options.cloudproberExports,
+    loadavg_start: loadavg().map((l) => round(l, 2)),
   };
-  log(`machine: ${environment.cpus} CPUs, Node ${environment.node}, ${environment.blackbox_version ?? 'blackbox skipped'}`);
+  log(`machine: ${environment.cpus} CPUs, Node ${environment.node}, ${environment.blackbox_version ?? 'blackbox skipped'}, ${environment.cloudprober_version ?? 'cloudprober skipped'}, load ${environment.loadavg_start.join(' ')}`);
 
   const fleet = await startFleet(options);
   log(`targets: ${fleet.http.length} HTTP, ${fleet.tcp.length} TCP, ${fleet.grpc.length} gRPC ports on ${[...fleet.ips].join(', ')} in ${fleet.pids.length} process(es)`);
   log(`TIME-WAIT sockets before: ${timeWaitLine(fleet)}`);
 
+  if (sweeping) {
+    await sweepCloudprober(fleet, cloudprober, options);
+    killAll();
+    return;
+  }
   const needBlackbox = options.blackbox && options.httpProbes + options.tcpProbes > 0;
   const blackbox = needBlackbox ? await startBlackbox() : undefined;
   if (blackbox !== undefined) log(`blackbox_exporter: pid ${blackbox.pid}, 127.0.0.1:${blackbox.port} (${blackboxBinary})`);
@@ -213,16 +343,19 @@ async function main(): Promise<void> {
       if (options.rounds > 1) log(`--- round ${round} of ${options.rounds}`);
       if (options.httpProbes > 0) add(await outprobePhase(fleet, options, 'http', options.httpProbes, fleet.http));
       if (blackbox !== undefined && options.httpProbes > 0) add(await blackboxPhase(fleet, blackbox, options, 'http_2xx', options.httpProbes, httpUrls));
+      if (cloudprober !== undefined && options.httpProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'http', options.cloudproberHttpIntervalMs, options.cloudproberHttpCopies));
       if (options.tcpProbes > 0) add(await outprobePhase(fleet, options, 'tcp', options.tcpProbes, fleet.tcp));
       if (blackbox !== undefined && options.tcpProbes > 0) add(await blackboxPhase(fleet, blackbox, options, 'tcp_connect', options.tcpProbes, tcpAddrs));
+      if (cloudprober !== undefined && options.tcpProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'tcp', options.cloudproberTcpIntervalMs, options.cloudproberTcpCopies));
       if (options.grpcProbes > 0) add(await outprobePhase(fleet, options, 'grpc', options.grpcProbes, fleet.grpc));
+      if (cloudprober !== undefined && options.grpcProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'grpc', options.cloudproberGrpcIntervalMs, options.cloudproberGrpcCopies));
     }
   } finally {
     await blackbox?.stop();
   }
   log(`TIME-WAIT sockets after: ${timeWaitLine(fleet)}`);
   killAll();
-  log(JSON.stringify(summary(pool(rounds), rounds, environment)));
+  log(JSON.stringify(summary(pool(rounds), rounds, { ...environment, loadavg_end: loadavg().map((l) => round(l, 2)) })));
 }
 
 main().then(

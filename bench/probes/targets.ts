@@ -2,13 +2,18 @@
  * Target process: HTTP, TCP and gRPC health endpoints on loopback, many
  * ports spread over several 127.0.0.x addresses (port 0, so nothing clashes
  * with other work on the machine). Started by run.ts / memory.ts; prints one
- * JSON line with its listeners, then serves until its parent goes away.
+ * JSON line with its listeners, then serves until its parent goes away. Each
+ * `count` line on stdin is answered with one JSON line of the connections
+ * accepted so far (`TargetsCount`): how a phase is counted from the targets'
+ * side, whoever the prober is.
  */
 import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { childConfig, exitWhenParentGoes } from './children.ts';
 
 export interface TargetsConfig {
@@ -23,6 +28,13 @@ export interface Listener {
   readonly port: number;
 }
 
+/** Connections accepted so far, by kind of listener (gRPC: HTTP/2 connections, not calls). */
+export interface TargetsCount {
+  readonly accepted: { readonly http: number; readonly tcp: number };
+  /** The longest event-loop delay since the previous count (ms, 10 ms resolution): a target that answers late makes probes time out. */
+  readonly loopDelayMaxMs: number;
+}
+
 export interface TargetsReady {
   readonly pid: number;
   readonly http: readonly Listener[];
@@ -31,6 +43,7 @@ export interface TargetsReady {
 }
 
 const body = Buffer.from('ok\n');
+const accepted = { http: 0, tcp: 0 };
 
 function onHttp(_req: http.IncomingMessage, res: http.ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': body.length });
@@ -38,6 +51,7 @@ function onHttp(_req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 function onTcp(socket: net.Socket): void {
+  accepted.tcp++;
   // Accept and wait for the prober to close (FIN from blackbox, RST from outprobe).
   socket.on('error', () => undefined);
   socket.setTimeout(10_000, () => socket.destroy());
@@ -73,6 +87,7 @@ async function main(): Promise<void> {
   const httpListeners: Listener[] = [];
   for (let i = 0; i < config.http; i++) {
     const server = http.createServer(onHttp);
+    server.on('connection', () => accepted.http++);
     server.on('clientError', (_err, socket) => socket.destroy());
     httpListeners.push(await listen(server, ipAt(i)));
   }
@@ -88,6 +103,14 @@ async function main(): Promise<void> {
 
   const ready: TargetsReady = { pid: process.pid, http: httpListeners, tcp: tcpListeners, grpc: grpcListeners };
   process.stdout.write(`${JSON.stringify(ready)}\n`);
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    if (line.trim() !== 'count') return;
+    const count: TargetsCount = { accepted: { ...accepted }, loopDelayMaxMs: Math.round(delay.max / 1e6) };
+    delay.reset();
+    process.stdout.write(`${JSON.stringify(count)}\n`);
+  });
 }
 
 main().catch((error: unknown) => {

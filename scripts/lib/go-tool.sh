@@ -12,6 +12,7 @@
 #   go_tool_init <name> <src-dir>           # exports the Go env, defines log()
 #   go_tool_build <key-prefix> <build-rev> [go build flags...]
 # go_tool_build prints the binary's path as its only stdout line and exits.
+# GO_TOOL_PKG (default .) names the package to build, e.g. a `tool` of go.mod.
 
 go_tool_init() {
   GO_TOOL_NAME=$1
@@ -40,7 +41,7 @@ go_tool_build() {
   # shellcheck disable=SC2064 # expand now: the trap runs after this function returns
   trap "rm -rf '$tmp'" EXIT
   log "building (go build -p 2, nice 19) ..."
-  (cd "$GO_TOOL_SRC" && nice -n 19 go build -p 2 "$@" -o "$tmp/$GO_TOOL_NAME" .)
+  (cd "$GO_TOOL_SRC" && nice -n 19 go build -p 2 "$@" -o "$tmp/$GO_TOOL_NAME" "${GO_TOOL_PKG:-.}")
   mkdir -p "$out.partial.$$"
   mv "$tmp/$GO_TOOL_NAME" "$out.partial.$$/"
   if ! mv -T "$out.partial.$$" "$out" 2>/dev/null; then rm -rf "$out.partial.$$"; fi # a concurrent build won

@@ -48,6 +48,9 @@ export class Metrics {
   readonly #scheduleLag: Histogram<'namespace' | 'policy'>;
   /** policy → its labelled lag series (observed on every pass: labels hashed once). */
   readonly #scheduleLagByPolicy = new Map<string, { observe(value: number): void }>();
+  /** The probe counter's series by policy, kind and result, and the duration histogram's by kind and handler: one label hash per series, not per probe (issue 16). */
+  readonly #probeSeries = new Map<string, { inc(): void }>();
+  readonly #durationSeries = new Map<string, { observe(value: number): void }>();
   readonly #probesInFlight: Gauge<'namespace'>;
   readonly #loopDelay: Histogram;
   readonly #probesVoided: Counter<'namespace' | 'policy' | 'kind'>;
@@ -180,10 +183,25 @@ export class Metrics {
   }
 
   recordProbe(p: { readonly policy: string; readonly kind: ProbeKind; readonly handler: ProbeHandlerLabel; readonly result: ProbeResultLabel; readonly durationSeconds: number }): void {
-    const labels = { policy: p.policy, kind: p.kind, result: p.result };
-    this.#probes.inc(labels);
-    this.#remember(p.policy, 'probes', labels, () => this.#probes.remove(labels));
-    this.#probeDuration.observe({ kind: p.kind, handler: p.handler }, p.durationSeconds);
+    const key = `${p.policy}\u0000${p.kind}\u0000${p.result}`;
+    let series = this.#probeSeries.get(key);
+    if (series === undefined) {
+      const labels = { policy: p.policy, kind: p.kind, result: p.result };
+      series = this.#probes.labels(labels);
+      this.#probeSeries.set(key, series);
+      this.#remember(p.policy, 'probes', labels, () => {
+        this.#probes.remove(labels);
+        this.#probeSeries.delete(key);
+      });
+    }
+    series.inc();
+    const durationKey = `${p.kind}\u0000${p.handler}`;
+    let duration = this.#durationSeries.get(durationKey);
+    if (duration === undefined) {
+      duration = this.#probeDuration.labels({ kind: p.kind, handler: p.handler });
+      this.#durationSeries.set(durationKey, duration);
+    }
+    duration.observe(p.durationSeconds);
   }
 
   observeSchedulerLag(seconds: number): void {

@@ -152,22 +152,12 @@ class Exchange implements Dispatcher.DispatchController {
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const port = Number(url.port || (https ? 443 : 80));
     const pairs = headerPairs(this.#options.headers);
-    // Never write a header that would split the request (CR/LF) or that Go would refuse.
-    const invalid = pairs.map(([name, value]) => headerProblem(name, value)).find((p) => p !== undefined);
-    if (invalid !== undefined) {
-      this.fail(new Error(invalid));
+    const head = requestHead(this.#options.method, this.#options.path, pairs);
+    if (head instanceof Error) {
+      this.fail(head);
       return;
     }
-    // The path goes out raw (Go sends a query's spaces as written), but never a line break.
-    if (/[\r\n\0]/.test(this.#options.path)) {
-      this.fail(new Error('net/http: invalid request path'));
-      return;
-    }
-    const request = serializeRequest(
-      this.#options.method,
-      this.#options.path,
-      pairs.map(([name, value]) => (name.toLowerCase() === 'host' ? [name, http1HostLine(value)] : [name, value])),
-    );
+    const request = Buffer.from(head, 'latin1');
     const raw = net.connect({ host, port });
     const tap = https ? new RecordTap(raw) : undefined;
     const socket = tap !== undefined ? tls.connect({ socket: tap, host, rejectUnauthorized: false, ALPNProtocols: this.#alpn }) : raw;
@@ -272,12 +262,50 @@ function headerPairs(headers: Dispatcher.DispatchOptions['headers']): [string, s
 }
 
 /**
- * The request head in one buffer; probes never send a body. Path and headers
- * are byte strings (one char per byte) and are written as given, in order:
- * the caller owns every line, `Connection: close` included.
+ * The request head as one byte string (one char per byte); probes never send
+ * a body. Path and headers are written as given, in order: the caller owns
+ * every line, `Connection: close` included, and Host is written as Go's
+ * HTTP/1 Request.write does (http1HostLine). Or the error for a request that
+ * is refused before connecting: a header that would split the request
+ * (CR/LF) or that Go would refuse, or a path with a line break (the path
+ * otherwise goes out raw: Go sends a query's spaces as written).
  */
-function serializeRequest(method: string, path: string, headers: readonly (readonly [string, string])[]): Buffer {
-  let head = `${method} ${path} HTTP/1.1\r\n`;
-  for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
-  return Buffer.from(`${head}\r\n`, 'latin1');
+export function requestHead(method: string, path: string, pairs: readonly (readonly [string, string])[]): string | Error {
+  const lines = headerText(pairs);
+  if (lines instanceof Error) return lines;
+  if (/[\r\n\0]/.test(path)) return new Error('net/http: invalid request path');
+  return `${method} ${path} HTTP/1.1\r\n${lines}\r\n`;
 }
+
+/** The header lines of a request head, or the error for the first header Go would refuse. */
+function headerText(pairs: readonly (readonly [string, string])[]): string | Error {
+  let text = '';
+  for (const [name, value] of pairs) {
+    const invalid = headerProblem(name, value);
+    if (invalid !== undefined) return new Error(invalid);
+    text += `${name}: ${name.toLowerCase() === 'host' ? http1HostLine(value) : value}\r\n`;
+  }
+  return text;
+}
+
+/**
+ * `requestHead('GET', path, [['Host', host], ...lines])`, the same string or
+ * error, with the part from `lines` checked and written once per lines array:
+ * a policy's header lines are one shared array for every pass of its
+ * targets (headers.ts `headerLines`), so a probe checks only its Host and
+ * path.
+ */
+export function getRequestHead(path: string, host: string, lines: readonly (readonly [string, string])[]): string | Error {
+  const hostLine = headerText([['Host', host]]);
+  if (hostLine instanceof Error) return hostLine;
+  let rest = linesText.get(lines);
+  if (rest === undefined) {
+    rest = headerText(lines);
+    linesText.set(lines, rest);
+  }
+  if (rest instanceof Error) return rest;
+  if (/[\r\n\0]/.test(path)) return new Error('net/http: invalid request path');
+  return `GET ${path} HTTP/1.1\r\n${hostLine}${rest}\r\n`;
+}
+
+const linesText = new WeakMap<readonly (readonly [string, string])[], string | Error>();

@@ -28,9 +28,33 @@ export interface Hop {
   readonly bodyHeaders: boolean;
 }
 
+/**
+ * A Hop whose `display` text is built on first use: only error messages
+ * read it, and most probes end without one.
+ */
+class LazyHop implements Hop {
+  readonly url: GoUrl;
+  readonly hostOverride: string | undefined;
+  readonly referer: string | undefined;
+  readonly bodyHeaders: boolean;
+  #display: string | undefined;
+
+  constructor(url: GoUrl, hostOverride: string | undefined, referer: string | undefined, bodyHeaders: boolean) {
+    this.url = url;
+    this.hostOverride = hostOverride;
+    this.referer = referer;
+    this.bodyHeaders = bodyHeaders;
+  }
+
+  get display(): string {
+    this.#display ??= fromBytes(displayGoUrl(this.url));
+    return this.#display;
+  }
+}
+
 /** The first request: the kubelet's probe URL with the user's Host header. */
 export function firstHop(url: GoUrl, hostHeader: string | undefined): Hop {
-  return { url, hostOverride: hostHeader === '' ? undefined : hostHeader, display: fromBytes(displayGoUrl(url)), referer: undefined, bodyHeaders: true };
+  return new LazyHop(url, hostHeader === '' ? undefined : hostHeader, undefined, true);
 }
 
 export type NextHop =
@@ -58,14 +82,8 @@ export function nextHop(current: Hop, firstHostname: string, location: string, s
   const keep = current.hostOverride !== undefined && current.hostOverride !== current.url.host && ref.url.scheme === '';
   return {
     kind: 'follow',
-    hop: {
-      url,
-      hostOverride: keep ? current.hostOverride : undefined,
-      display: fromBytes(displayGoUrl(url)),
-      referer: refererFor(current.url, url),
-      // Client.Do's includeBody: cleared by the first 301, 302 or 303 of the chain, for good.
-      bodyHeaders: current.bodyHeaders && (statusCode === 307 || statusCode === 308),
-    },
+    // Client.Do's includeBody (the last argument): cleared by the first 301, 302 or 303 of the chain, for good.
+    hop: new LazyHop(url, keep ? current.hostOverride : undefined, refererFor(current.url, url), current.bodyHeaders && (statusCode === 307 || statusCode === 308)),
   };
 }
 

@@ -27,12 +27,15 @@ export interface ParserSink {
   wantsMore?(): boolean;
 }
 
+/** Shared by every parser: an empty buffer is never written to. */
+const noBytes = Buffer.alloc(0);
+
 /** Go's Transport default MaxResponseHeaderBytes (the kubelet's transport leaves it unset). */
 export const maxHeaderBytes = 10 << 20;
 
 export class ResponseParser {
   readonly #sink: ParserSink;
-  #buffer: Buffer = Buffer.alloc(0);
+  #buffer: Buffer = noBytes;
   /** Bytes of a head line still without its LF, kept apart so a long line costs no repeated copies. */
   #partial: Buffer[] = [];
   #partialBytes = 0;
@@ -42,7 +45,8 @@ export class ResponseParser {
   /** All head bytes read so far, interim (1xx) heads included, as Go's read limit counts them. */
   #headBytes = 0;
   #body: BodyMode = { kind: 'none' };
-  #chunked = new ChunkedDecoder();
+  /** Made when a chunked body starts (most probe responses have a Content-Length). */
+  #chunked: ChunkedDecoder | undefined;
 
   constructor(sink: ParserSink) {
     this.#sink = sink;
@@ -73,7 +77,7 @@ export class ResponseParser {
   /** The peer closed the connection. */
   end(): void {
     if (this.#state === 'done') return;
-    this.#append(Buffer.alloc(0));
+    this.#append(noBytes);
     if (this.#state === 'head') {
       if (this.#status === undefined && this.#headBytes === 0 && this.#buffer.length === 0) throw new ParseError('EOF');
       // Go's ReadLine hands out a last line without its LF at EOF.
@@ -85,7 +89,7 @@ export class ResponseParser {
       this.#finish();
       return;
     }
-    if (this.#body.kind === 'chunked') throw this.#chunked.eof(this.#buffer);
+    if (this.#body.kind === 'chunked') throw this.#decoder().eof(this.#buffer);
     throw new ParseError('unexpected EOF');
   }
 
@@ -173,6 +177,11 @@ export class ResponseParser {
     }
   }
 
+  #decoder(): ChunkedDecoder {
+    this.#chunked ??= new ChunkedDecoder();
+    return this.#chunked;
+  }
+
   #emit(chunk: Buffer): void {
     this.#buffer = this.#buffer.subarray(chunk.length);
     if (chunk.length > 0) this.#sink.onBody(chunk);
@@ -191,7 +200,7 @@ export class ResponseParser {
   #parseChunks(): void {
     let held: Buffer | undefined;
     while (this.#state === 'body') {
-      const step = this.#chunked.step(this.#buffer);
+      const step = this.#decoder().step(this.#buffer);
       this.#buffer = step.rest;
       if (held !== undefined && !this.#deliver(held)) return;
       held = undefined;

@@ -63,6 +63,20 @@ describe('Metrics', () => {
     assert.ok((await m.text()).includes('outprobe_probes_total{policy="ns/web",kind="readiness",result="errored"} 1'));
   });
 
+  it('a probe series recorded again after forgetPolicy counts from 0 in a new series (the cached series went with the policy)', async () => {
+    const m = new Metrics();
+    const probe = { policy: 'ns/web', kind: 'readiness', handler: 'httpGet', result: 'success', durationSeconds: 0.01 } as const;
+    m.recordProbe(probe);
+    m.recordProbe(probe);
+    assert.ok((await m.text()).includes('outprobe_probes_total{policy="ns/web",kind="readiness",result="success"} 2'));
+    m.forgetPolicy('ns/web');
+    assert.ok(!(await m.text()).includes('outprobe_probes_total{policy="ns/web"'));
+    m.recordProbe(probe);
+    const text = await m.text();
+    assert.ok(text.includes('outprobe_probes_total{policy="ns/web",kind="readiness",result="success"} 1'), text);
+    assert.ok(text.includes('outprobe_probe_duration_seconds_count{kind="readiness",handler="httpGet"} 3'), text);
+  });
+
   it('uses a registry of its own, with the default process metrics in it', async () => {
     const a = new Metrics();
     const b = new Metrics();

@@ -71,7 +71,9 @@ function text(o: Outcome): string {
   return 'output' in o ? o.output : o.error;
 }
 
-const dispatchers: [string, () => Dispatcher][] = [
+/** The transports under test; `undefined`: the prober's own (plain HTTP on Node's TCP handle, ADR 0025). */
+const dispatchers: [string, () => Dispatcher | undefined][] = [
+  ['its built-in transport (Node TCP handle for plain HTTP)', () => undefined],
   ['ProbeDispatcher', () => new ProbeDispatcher()],
   ['undici Agent (reference)', () => new Agent({ pipelining: 0, allowH2: false, connect: { rejectUnauthorized: false } })],
 ];
@@ -82,7 +84,7 @@ for (const [name, makeDispatcher] of dispatchers) {
     let server: Listening;
     let other: Listening;
     let tls: Listening;
-    let dispatcher: Dispatcher;
+    let dispatcher: Dispatcher | undefined;
     let probe: (path: string, extra?: Partial<HttpProbeRequest>) => Promise<Outcome>;
 
     before(async () => {
@@ -90,13 +92,13 @@ for (const [name, makeDispatcher] of dispatchers) {
       other = await httpServer(routes(seen));
       tls = await httpsServer(routes(seen));
       dispatcher = makeDispatcher();
-      const prober = createHttpProber({ userAgent: ua, dispatcher });
+      const prober = createHttpProber(dispatcher === undefined ? { userAgent: ua } : { userAgent: ua, dispatcher });
       probe = (path, extra = {}) =>
         prober({ scheme: 'HTTP', ip: '127.0.0.1', port: server.port, path, headers: [], timeoutMs: 1000, ...extra });
     });
     after(async () => {
       await Promise.all([server.close(), other.close(), tls.close()]);
-      await dispatcher.close();
+      await dispatcher?.close();
     });
 
     it('status 200 is success with the body as output', async () => {
@@ -246,7 +248,7 @@ for (const [name, makeDispatcher] of dispatchers) {
     });
     it('a caller abort ends the probe as errored', async () => {
       const controller = new AbortController();
-      const pending = createHttpProber({ userAgent: ua, dispatcher })({ scheme: 'HTTP', ip: '127.0.0.1', port: server.port, path: '/hang', headers: [], timeoutMs: 5000 }, controller.signal);
+      const pending = createHttpProber(dispatcher === undefined ? { userAgent: ua } : { userAgent: ua, dispatcher })({ scheme: 'HTTP', ip: '127.0.0.1', port: server.port, path: '/hang', headers: [], timeoutMs: 5000 }, controller.signal);
       setTimeout(() => controller.abort(), 50);
       assert.deepEqual(await pending, { kind: 'errored', error: 'probe cancelled' });
     });
