@@ -113,6 +113,8 @@ function sideFigures(s: NonNullable<Window['side']>, seconds: number): Record<st
 
 const mutating = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+const meanOf = (sum: number, count: number): number | null => (count > 0 ? Math.round((sum / count) * 1e4) / 1e4 : null);
+
 /** Figures of one phase, from two snapshots. Counters and CPU are summed over the replicas. */
 function phaseFigures(w: Window): Record<string, unknown> {
   const f = w.from.totals;
@@ -126,6 +128,9 @@ function phaseFigures(w: Window): Record<string, unknown> {
   const lag = summarize(bucketIncrease(f, t, 'outprobe_probe_schedule_lag_seconds'));
   const took = summarize(bucketIncrease(f, t, 'outprobe_probe_duration_seconds'));
   const gateWrites = byLabel(f, t, 'outprobe_gate_writes_total', 'result');
+  const wait = (name: string): number => (w.to.planeWait[name] ?? 0) - (w.from.planeWait[name] ?? 0);
+  const ours = meanOf(increase(f, t, 'outprobe_api_request_duration_seconds_sum', { verb: 'PATCH', resource: 'pods/status' }), increase(f, t, 'outprobe_api_request_duration_seconds_count', { verb: 'PATCH', resource: 'pods/status' }));
+  const server = (key: string): number | null => meanOf((w.to.apiserver.get(`${key}_sum`) ?? 0) - (w.from.apiserver.get(`${key}_sum`) ?? 0), (w.to.apiserver.get(`${key}_count`) ?? 0) - (w.from.apiserver.get(`${key}_count`) ?? 0));
   const apiRequests = byLabel(f, t, 'outprobe_api_requests_total', 'verb', 'resource');
   const apiWrites = Object.entries(apiRequests).filter(([k]) => mutating.has(k.split(' ')[0] ?? '')).reduce((a, [, n]) => a + n, 0);
   return {
@@ -143,6 +148,19 @@ function phaseFigures(w: Window): Record<string, unknown> {
     apiserver_cpu_cores: r3(planeCpu('kube-apiserver') / seconds),
     etcd_cpu_s: r3(planeCpu('etcd')),
     plane_cpu_cores: Object.fromEntries(Object.keys(w.to.planeCpu).map((n) => [n, r3(planeCpu(n) / seconds)])),
+    // Threads runnable but waiting for a CPU, on average over the phase (schedstat): > 0 means the process wanted more CPU than it got.
+    cpu_wait_threads: {
+      replicas: w.to.replicaWait.map((x, i) => r3((x - (w.from.replicaWait[i] ?? 0)) / seconds)),
+      ...Object.fromEntries(Object.keys(w.to.planeWait).map((n) => [n, r3(wait(n) / seconds)])),
+    },
+    // Mean latency of a gate write as outprobe timed it, and as kube-apiserver and etcd timed their part of it.
+    gate_write_latency_mean_s: {
+      outprobe: ours,
+      apiserver: server('patch_pod_status'),
+      // etcd's latency for pods, by operation (its label values differ between versions: every one seen is listed).
+      etcd_pods: Object.fromEntries([...w.to.apiserver.keys()].filter((k) => k.startsWith('etcd_pods_') && k.endsWith('_sum')).map((k) => k.slice(0, -4)).map((k) => [k.slice(10), server(k)])),
+    },
+    event_post_latency_mean_s_apiserver: server('post_events'),
     event_loop_delay_p99_s_le: loop.p99,
     event_loop_delay_max_s_between: [loop.maxAtLeast, loop.maxBound],
     schedule_lag_p99_s_le: lag.p99,
@@ -379,6 +397,7 @@ async function main(): Promise<void> {
     sampler = new Sampler({
       replicas: controllers.map((ctl, i) => ({ identity: ctl.identity, pid: ctl.pid, metricsUrl: `http://127.0.0.1:${ports[i] ?? 0}/metrics` })),
       plane, apiserver: { ip: url.hostname, port: Number(url.port) }, intervalMs: o.sampleS * 1000, log,
+      apiserverMetrics: async () => String((await cp.kube.call('GET', '/metrics')).body),
     });
     sampler.start();
     const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt);

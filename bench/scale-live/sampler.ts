@@ -5,6 +5,7 @@
  * /proc, and the replicas' TCP connections to the API server. Phases are
  * snapshots.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { processCpuSeconds, processRssBytes } from '../probes/system.ts';
 import { CounterAccumulator, parseMetrics } from './prom.ts';
 import type { Sample, Totals } from './prom.ts';
@@ -23,6 +24,8 @@ export interface SamplerOptions {
   readonly apiserver: { readonly ip: string; readonly port: number };
   readonly intervalMs: number;
   readonly log: (m: string) => void;
+  /** kube-apiserver's /metrics text, read at each snapshot (phase boundaries only: it is large). */
+  readonly apiserverMetrics?: () => Promise<string>;
 }
 
 export interface Snapshot {
@@ -32,6 +35,11 @@ export interface Snapshot {
   readonly replicaCpu: readonly number[];
   /** CPU seconds so far of each control-plane process, by name. */
   readonly planeCpu: Readonly<Record<string, number>>;
+  /** Seconds the threads of each replica / plane process have waited for a CPU so far (schedstat; threads that exited are not counted). */
+  readonly replicaWait: readonly number[];
+  readonly planeWait: Readonly<Record<string, number>>;
+  /** Selected counters of kube-apiserver's own /metrics (request and etcd latency sums and counts), when `apiserverMetrics` is given. */
+  readonly apiserver: ReadonlyMap<string, number>;
 }
 
 export interface Peaks {
@@ -60,6 +68,50 @@ function cpuOf(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Seconds all threads of a process have spent runnable but waiting for a CPU
+ * (the second field of /proc/<pid>/task/<tid>/schedstat, in ns), summed; 0
+ * once the process is gone.
+ */
+export function cpuWaitSeconds(pid: number): number {
+  let ns = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1] ?? 0);
+      } catch {
+        // the thread exited
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return ns / 1e9;
+}
+
+/**
+ * The kube-apiserver series the phases report: `_sum` and `_count` of the
+ * request latency of gate writes (PATCH pods/status) and Event creates, and
+ * of etcd's latency by operation for pods, keyed `name{labels}`.
+ */
+export function apiserverSeries(samples: readonly Sample[]): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (key: string, v: number): void => { out.set(key, (out.get(key) ?? 0) + v); };
+  for (const s of samples) {
+    const kind = s.name.endsWith('_sum') ? 'sum' : s.name.endsWith('_count') ? 'count' : undefined;
+    if (kind === undefined) continue;
+    const base = s.name.slice(0, s.name.length - kind.length - 1);
+    const l = s.labels;
+    if (base === 'apiserver_request_duration_seconds') {
+      if (l['verb'] === 'PATCH' && l['resource'] === 'pods' && l['subresource'] === 'status') add(`patch_pod_status_${kind}`, s.value);
+      if (l['verb'] === 'POST' && l['resource'] === 'events') add(`post_events_${kind}`, s.value);
+    } else if (base === 'etcd_request_duration_seconds' && (l['type'] ?? l['resource'] ?? '').includes('pods')) {
+      add(`etcd_pods_${l['operation'] ?? ''}_${kind}`, s.value);
+    }
+  }
+  return out;
 }
 
 const gaugeValue = (samples: readonly Sample[], name: string): number | undefined => samples.find((s) => s.name === name)?.value;
@@ -156,12 +208,22 @@ export class Sampler {
   /** Samples now (after any sample in progress) and returns the totals and CPU at this moment. */
   async snapshot(): Promise<Snapshot> {
     await this.sample();
-    return {
-      at: Date.now(),
+    const at = Date.now();
+    const snap = {
+      at,
       totals: this.#acc.snapshot(),
       replicaCpu: this.#o.replicas.map((r) => cpuOf(r.pid)),
       planeCpu: Object.fromEntries(Object.entries(this.#o.plane).map(([name, pid]) => [name, cpuOf(pid)])),
+      replicaWait: this.#o.replicas.map((r) => cpuWaitSeconds(r.pid)),
+      planeWait: Object.fromEntries(Object.entries(this.#o.plane).map(([name, pid]) => [name, cpuWaitSeconds(pid)])),
     };
+    let apiserver = new Map<string, number>();
+    try {
+      if (this.#o.apiserverMetrics !== undefined) apiserver = apiserverSeries(parseMetrics(await this.#o.apiserverMetrics()));
+    } catch (err: unknown) {
+      this.#o.log(`kube-apiserver /metrics: ${String(err)}`);
+    }
+    return { ...snap, apiserver };
   }
 
   /** RSS and heap of every replica now: a fresh scrape of each. */

@@ -13,7 +13,7 @@ import { probeGaps, unhealthySummary, unhealthyTimeline } from '../../../bench/s
 import { netstatIncrease, netstatNames, parseProcNet, readNetstat } from '../../../bench/scale-live/netstat.ts';
 import { liveBenchOptions } from '../../../bench/scale-live/options.ts';
 import { bucketIncrease, CounterAccumulator, increase, parseMetrics, summarize } from '../../../bench/scale-live/prom.ts';
-import { gaugeSum } from '../../../bench/scale-live/sampler.ts';
+import { apiserverSeries, cpuWaitSeconds, gaugeSum } from '../../../bench/scale-live/sampler.ts';
 import { establishedTo, procAddress } from '../../../bench/scale-live/sockets.ts';
 
 describe('bench/scale-live prom', () => {
@@ -177,6 +177,24 @@ describe('bench/scale-live detection figures', () => {
     assert.equal(valueAt(s, 29), 7);
     assert.equal(valueAt(s, 99), 9);
     assert.equal(valueAt([], 1), undefined);
+  });
+
+  it('keeps kube-apiserver\'s gate-write, Event and etcd pod latency sums and counts', () => {
+    const m = apiserverSeries(parseMetrics([
+      'apiserver_request_duration_seconds_sum{component="apiserver",resource="pods",subresource="status",verb="PATCH",version="v1"} 12.5',
+      'apiserver_request_duration_seconds_count{component="apiserver",resource="pods",subresource="status",verb="PATCH",version="v1"} 100',
+      'apiserver_request_duration_seconds_sum{resource="pods",subresource="",verb="PATCH"} 99',
+      'apiserver_request_duration_seconds_count{resource="events",subresource="",verb="POST"} 7',
+      'etcd_request_duration_seconds_sum{operation="update",type="/registry/pods"} 1.5',
+      'etcd_request_duration_seconds_sum{operation="update",type="/registry/leases"} 3',
+    ].join('\n')));
+    assert.equal(m.get('patch_pod_status_sum'), 12.5);
+    assert.equal(m.get('patch_pod_status_count'), 100);
+    assert.equal(m.get('post_events_count'), 7);
+    assert.equal(m.get('etcd_pods_update_sum'), 1.5);
+    assert.equal(m.size, 4);
+    assert.ok(cpuWaitSeconds(process.pid) >= 0);
+    assert.equal(cpuWaitSeconds(-1), 0);
   });
 
   it('sums a gauge over the series that match', () => {
