@@ -92,9 +92,9 @@ export interface ControllerProcess {
   stop(): Promise<void>;
 }
 
-/** outprobe with `args` (its `--identity` is `identity`), its JSON log appended to `logFile`. */
-export function startController(identity: string, args: readonly string[], logFile: string): ControllerProcess {
-  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, mainPath, '--identity', identity, ...args], identity);
+/** outprobe with `args` (its `--identity` is `identity`) and Node flags `nodeArgs`, its JSON log appended to `logFile`. */
+export function startController(identity: string, args: readonly string[], logFile: string, nodeArgs: readonly string[] = []): ControllerProcess {
+  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, ...nodeArgs, mainPath, '--identity', identity, ...args], identity);
   const out = createWriteStream(logFile);
   const levels: Record<string, number> = {};
   const failureVerdicts = new Map<string, number[]>();

@@ -32,6 +32,8 @@ export interface LiveBenchOptions {
   readonly sampleS: number;
   /** Extra flags for the controller (space separated), e.g. `--kube-api-qps 200`. @default '' */
   readonly controllerArgs: readonly string[];
+  /** Node flags for every replica (space separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. @default '' */
+  readonly controllerNodeArgs: readonly string[];
   /**
    * Niceness of the pod server (`nice -n`). Negative by default: the pods'
    * side must answer at once, as pods on their own nodes would, or probes time
@@ -68,7 +70,7 @@ function raw(name: string, argv: readonly string[]): string | undefined {
     if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3);
     if (arg === `--${name}`) {
       const next = argv[i + 1];
-      return next === undefined || (next.startsWith('--') && name !== 'controller-args') ? 'true' : next;
+      return next === undefined || (next.startsWith('--') && name !== 'controller-args' && name !== 'controller-node-args') ? 'true' : next;
     }
   }
   return process.env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
@@ -87,14 +89,14 @@ function bool(name: string, argv: readonly string[]): boolean {
   return value !== undefined && !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
-const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'keep', 'pod-server-nice']);
+const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice']);
 
 export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const name = /^--([a-z-]+)/.exec(arg)?.[1];
     if (name !== undefined && !known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`);
-    if (arg === '--controller-args') i++; // its value is the controller's flags
+    if (arg === '--controller-args' || arg === '--controller-node-args') i++; // its value is the controller's flags
   }
   const probe = raw('probe', argv) ?? 'http';
   if (probe !== 'http' && probe !== 'tcp') throw new Error(`--probe must be http or tcp, got ${JSON.stringify(probe)}`);
@@ -130,6 +132,7 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
     createConcurrency: int('create-concurrency', 64, argv, 1),
     sampleS: int('sample-s', 2, argv, 1),
     controllerArgs: (raw('controller-args', argv) ?? '').split(' ').filter((a) => a !== ''),
+    controllerNodeArgs: (raw('controller-node-args', argv) ?? '').split(' ').filter((a) => a !== ''),
     podServerNice: int('pod-server-nice', -10, argv, -20),
     keep: bool('keep', argv),
   };

@@ -390,7 +390,7 @@ async function main(): Promise<void> {
     log(`every pod Running; starting ${o.replicas} outprobe replica(s)`);
     const spawnedAt = Date.now();
     const args = controllerArgs({ o, cp }, nets.cidrs);
-    for (let r = 0; r < o.replicas; r++) controllers.push(startController(`bench-${r}`, args, path.join(dir, `controller-bench-${r}.log`)));
+    for (let r = 0; r < o.replicas; r++) controllers.push(startController(`bench-${r}`, args, path.join(dir, `controller-bench-${r}.log`), o.controllerNodeArgs));
     const ports = await Promise.all(controllers.map((ctl) => ctl.metricsPort));
     const url = new URL(cp.server);
     const plane = Object.fromEntries([...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', pods.pid] as const]);
