@@ -29,12 +29,16 @@ export interface PodServer {
   times(since: number, ips?: readonly string[]): Promise<Map<string, number[]>>;
   /** Connections so far and its own event-loop delay since the previous call. */
   stats(): Promise<PodServerStats>;
+  /** From now on HTTP requests to these pod IPs are answered with `status` (503 by default). */
+  fail(ips: readonly string[], status?: number): Promise<void>;
+  /** These pod IPs (all when undefined) answer 200 again. */
+  heal(ips?: readonly string[]): Promise<void>;
   close(): void;
 }
 
-/** Starts the pod server for pod IPs starting with `prefix` (`127.X.`), at niceness `nice`. */
-export async function startPodServer(prefix: string, nice: number): Promise<PodServer> {
-  const child = track('nice', ['-n', String(nice), process.execPath, podServerPath, prefix], 'pod-server');
+/** Starts the pod server for pod IPs starting with one of `prefixes` (`127.X.`), at niceness `nice`. */
+export async function startPodServer(prefixes: readonly string[], nice: number): Promise<PodServer> {
+  const child = track('nice', ['-n', String(nice), process.execPath, podServerPath, prefixes.join(',')], 'pod-server');
   const waiting: { resolve: (line: string) => void; reject: (e: Error) => void }[] = [];
   createInterface({ input: child.stdout! }).on('line', (l) => waiting.shift()?.resolve(l));
   // One exit listener for every reply still awaited (one per request piled up past MaxListeners).
@@ -58,25 +62,42 @@ export async function startPodServer(prefix: string, nice: number): Promise<PodS
       child.stdin!.write(`${JSON.stringify({ op: 'stats' })}\n`);
       return JSON.parse(await reply) as PodServerStats;
     },
+    async fail(ips, status = 503) {
+      const reply = next();
+      child.stdin!.write(`${JSON.stringify({ op: 'fail', ips, status })}\n`);
+      await reply;
+    },
+    async heal(ips) {
+      const reply = next();
+      child.stdin!.write(`${JSON.stringify({ op: 'heal', ips: ips ?? null })}\n`);
+      await reply;
+    },
     close: () => { child.stdin!.end(); },
   };
 }
 
 export interface ControllerProcess {
+  readonly identity: string;
   readonly child: ChildProcess;
   readonly pid: number;
   readonly metricsPort: Promise<number>;
   /** Log lines by level so far. */
   readonly levels: Record<string, number>;
+  /**
+   * Readiness verdicts "failure" from its `transition` log lines: pod
+   * (`namespace/name`) → log times (ms since the epoch), in order.
+   */
+  readonly failureVerdicts: Map<string, number[]>;
   readonly exited: Promise<number | null>;
   stop(): Promise<void>;
 }
 
-/** outprobe with `args`, its JSON log appended to `logFile`. */
-export function startController(args: readonly string[], logFile: string): ControllerProcess {
-  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, mainPath, ...args], 'outprobe');
+/** outprobe with `args` (its `--identity` is `identity`) and Node flags `nodeArgs`, its JSON log appended to `logFile`. */
+export function startController(identity: string, args: readonly string[], logFile: string, nodeArgs: readonly string[] = []): ControllerProcess {
+  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, ...nodeArgs, mainPath, '--identity', identity, ...args], identity);
   const out = createWriteStream(logFile);
   const levels: Record<string, number> = {};
+  const failureVerdicts = new Map<string, number[]>();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code); }));
   const metricsPort = new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -86,6 +107,12 @@ export function startController(args: readonly string[], logFile: string): Contr
         const level = String(o['level']);
         levels[level] = (levels[level] ?? 0) + 1;
         if (o['message'] === 'outprobe started' || o['msg'] === 'outprobe started') resolve(Number(o['metricsPort']));
+        if (o['msg'] === 'transition' && o['kind'] === 'readiness' && o['to'] === 'failure' && typeof o['pod'] === 'string') {
+          const at = Date.parse(String(o['time']));
+          const list = failureVerdicts.get(o['pod']);
+          if (list === undefined) failureVerdicts.set(o['pod'], [at]);
+          else list.push(at);
+        }
       } catch {
         // not JSON
       }
@@ -94,10 +121,12 @@ export function startController(args: readonly string[], logFile: string): Contr
   });
   metricsPort.catch(() => undefined);
   return {
+    identity,
     child,
     pid: child.pid ?? -1,
     metricsPort,
     levels,
+    failureVerdicts,
     exited,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

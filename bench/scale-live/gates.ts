@@ -1,8 +1,9 @@
 /**
  * The benchmark's view of the pods, folded from watch events: which pods
  * run with an IP, which have the gate condition True, every change of the
- * gate condition (each one is a write that reached the API server), and
- * false flips (True → anything else while every pod is healthy).
+ * gate condition (each one is a write that reached the API server), false
+ * flips (True → anything else on a pod the benchmark did not make fail), and
+ * when each pod's gate was seen turning False.
  */
 
 export interface PodLike {
@@ -30,8 +31,14 @@ export class GateTracker {
   #gateTrue = 0;
   /** Gate condition changes seen (created or changed). */
   gateChanges = 0;
-  /** True → not True transitions of a live pod's gate. */
+  /** True → not True transitions of a live pod's gate, pods the benchmark made fail left out. */
   falseFlips = 0;
+  /** True → not True transitions of pods in `failing` (wanted). */
+  wantedFlips = 0;
+  /** Pods (`namespace/name`) the benchmark makes fail: their flips are not false. */
+  readonly failing = new Set<string>();
+  /** Pod → times (ms since the epoch) the watch showed its gate turn False (from anything else, a first False included). */
+  readonly falseSeen = new Map<string, number[]>();
 
   constructor(conditionType: string) {
     this.#conditionType = conditionType;
@@ -48,6 +55,23 @@ export class GateTracker {
 
   get gateTrue(): number {
     return this.#gateTrue;
+  }
+
+  /** The pod IP of `key` (`namespace/name`), if it runs with one. */
+  ipOf(key: string): string | undefined {
+    return this.#pods.get(key)?.ip;
+  }
+
+  /** Keys (`namespace/name`) of the pods whose gate is True now. */
+  trueKeys(): string[] {
+    const out: string[] = [];
+    for (const [key, v] of this.#pods) if (v.gate === 'True') out.push(key);
+    return out;
+  }
+
+  /** The gate status of `key` now. */
+  gateOf(key: string): string | undefined {
+    return this.#pods.get(key)?.gate;
   }
 
   /** Pod IPs by key `namespace/name`. */
@@ -84,7 +108,15 @@ export class GateTracker {
     };
     const samePod = before !== undefined && before.uid === view.uid;
     if (view.gateText !== undefined && view.gateText !== (samePod ? before.gateText : undefined)) this.gateChanges++;
-    if (samePod && before.gate === 'True' && view.gate !== 'True') this.falseFlips++;
+    if (samePod && before.gate === 'True' && view.gate !== 'True') {
+      if (this.failing.has(key)) this.wantedFlips++;
+      else this.falseFlips++;
+    }
+    if (view.gate === 'False' && (!samePod || before.gate !== 'False')) {
+      const list = this.falseSeen.get(key);
+      if (list === undefined) this.falseSeen.set(key, [Date.now()]);
+      else list.push(Date.now());
+    }
     this.#pods.set(key, view);
     this.#count(view, 1);
   }

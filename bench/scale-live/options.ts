@@ -1,5 +1,5 @@
 /**
- * Knobs of `npm run bench:scale:live`: `--name=value` (or `--name value`)
+ * Knobs of `npm run bench:scale`: `--name=value` (or `--name value`)
  * flags, else `BENCH_NAME` environment variables, else the defaults below.
  */
 
@@ -8,6 +8,8 @@ export type ProbeHandler = 'http' | 'tcp';
 export interface LiveBenchOptions {
   /** Gated pods. @default 1000 */
   readonly pods: number;
+  /** outprobe replicas (real processes, identities bench-0 …), sharded by their Leases. @default 1 */
+  readonly replicas: number;
   /** ProbePolicies; pod i is selected by policy i mod policies. @default 5 */
   readonly policies: number;
   /** Namespaces; policy j lives in namespace j mod namespaces. @default min(policies, 10) */
@@ -30,6 +32,8 @@ export interface LiveBenchOptions {
   readonly sampleS: number;
   /** Extra flags for the controller (space separated), e.g. `--kube-api-qps 200`. @default '' */
   readonly controllerArgs: readonly string[];
+  /** Node flags for every replica (space separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. @default '' */
+  readonly controllerNodeArgs: readonly string[];
   /**
    * Niceness of the pod server (`nice -n`). Negative by default: the pods'
    * side must answer at once, as pods on their own nodes would, or probes time
@@ -41,6 +45,23 @@ export interface LiveBenchOptions {
   readonly podServerNice: number;
   /** Keep the control plane's directory (logs) after the run. @default false */
   readonly keep: boolean;
+  /**
+   * Percent of the pods made to fail (their HTTP readiness answers 503) in
+   * the detection phase after the recreate; 0 skips it. @default 1
+   */
+  readonly failPercent: number;
+  /** Seconds the detection phase waits for every failed pod's gate False (and again for True after healing). @default max(120, 6 periods) */
+  readonly detectTimeoutS: number;
+  /** `failureThreshold` of every policy's readiness probe (unset: the API default, 3). */
+  readonly failureThreshold: number | undefined;
+  /**
+   * Urgency under load: during convergence, once the replicas' queued
+   * first-time gate writes (`outprobe_gate_write_queue{urgency="initial"}`)
+   * reach this many, `--fail-percent` of the pods whose gate is True fail,
+   * and the time from each verdict to its False landing is measured while
+   * the initial writes wait. 0: off. @default 0
+   */
+  readonly urgencyQueued: number;
 }
 
 function raw(name: string, argv: readonly string[]): string | undefined {
@@ -49,7 +70,7 @@ function raw(name: string, argv: readonly string[]): string | undefined {
     if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3);
     if (arg === `--${name}`) {
       const next = argv[i + 1];
-      return next === undefined || (next.startsWith('--') && name !== 'controller-args') ? 'true' : next;
+      return next === undefined || (next.startsWith('--') && name !== 'controller-args' && name !== 'controller-node-args') ? 'true' : next;
     }
   }
   return process.env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
@@ -68,14 +89,14 @@ function bool(name: string, argv: readonly string[]): boolean {
   return value !== undefined && !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
-const known = new Set(['pods', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'keep', 'pod-server-nice']);
+const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice']);
 
 export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const name = /^--([a-z-]+)/.exec(arg)?.[1];
     if (name !== undefined && !known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`);
-    if (arg === '--controller-args') i++; // its value is the controller's flags
+    if (arg === '--controller-args' || arg === '--controller-node-args') i++; // its value is the controller's flags
   }
   const probe = raw('probe', argv) ?? 'http';
   if (probe !== 'http' && probe !== 'tcp') throw new Error(`--probe must be http or tcp, got ${JSON.stringify(probe)}`);
@@ -83,11 +104,23 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   const pods = int('pods', 1000, argv, 1);
   const podsPerNode = int('pods-per-node', 200, argv, 1);
   if (podsPerNode > 250) throw new Error('--pods-per-node must be ≤ 250 (a node\'s podCIDR is a /24)');
-  if (Math.ceil(pods / podsPerNode) > 250) throw new Error(`--pods ${pods} needs more than 250 nodes at --pods-per-node ${podsPerNode}`);
+  // Nodes past the first 250 get /24s of more loopback /16s (run.ts claims one per 250 nodes).
+  if (Math.ceil(pods / podsPerNode) > 250 * 8) throw new Error(`--pods ${pods} needs more than 2,000 nodes at --pods-per-node ${podsPerNode}`);
   const periodMs = int('period-ms', 10_000, argv, 1000);
   if (periodMs % 1000 !== 0) throw new Error('--period-ms must be whole seconds (periodSeconds is an integer)');
+  const failPercent = Number(raw('fail-percent', argv) ?? 1);
+  if (!(failPercent >= 0 && failPercent <= 100)) throw new Error(`--fail-percent must be between 0 and 100, got ${String(failPercent)}`);
+  const threshold = raw('failure-threshold', argv);
+  const urgencyQueued = int('urgency-queued', 0, argv);
+  if ((failPercent > 0 || urgencyQueued > 0) && probe !== 'http') throw new Error('--fail-percent and --urgency-queued need --probe http (a failing pod answers 503); use --fail-percent 0 with --probe tcp');
+  if (urgencyQueued > 0 && failPercent === 0) throw new Error('--urgency-queued needs --fail-percent > 0');
   return {
     pods,
+    replicas: int('replicas', 1, argv, 1),
+    failPercent,
+    detectTimeoutS: int('detect-timeout-s', Math.max(120, (6 * periodMs) / 1000), argv, 1),
+    failureThreshold: threshold === undefined ? undefined : int('failure-threshold', 3, argv, 1),
+    urgencyQueued,
     policies,
     namespaces: Math.min(policies, int('namespaces', Math.min(policies, 10), argv, 1)),
     periodMs,
@@ -99,6 +132,7 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
     createConcurrency: int('create-concurrency', 64, argv, 1),
     sampleS: int('sample-s', 2, argv, 1),
     controllerArgs: (raw('controller-args', argv) ?? '').split(' ').filter((a) => a !== ''),
+    controllerNodeArgs: (raw('controller-node-args', argv) ?? '').split(' ').filter((a) => a !== ''),
     podServerNice: int('pod-server-nice', -10, argv, -20),
     keep: bool('keep', argv),
   };

@@ -7,10 +7,14 @@
  * which is how probes are counted from the pods' side (a TCP probe connects
  * and closes, an HTTP probe connects and asks).
  *
- * Protocol: argv `<allowed prefix, e.g. 127.42.>`; prints `{"port":N}`, then
- * answers one JSON line per request line on stdin:
+ * Protocol: argv `<allowed prefixes, comma-separated, e.g. 127.42.,127.43.>`;
+ * prints `{"port":N}`, then answers one JSON line per request line on stdin:
  *   {"op":"times","since":ms,"ips":[...]|null} → {"times":{ip:[ms,...]}}
  *   {"op":"count"} → {"connections":n,"refused":n}
+ *   {"op":"fail","ips":[...],"status":503} → {"failing":n}: from now on an HTTP
+ *     request to one of these pod IPs is answered with that status (a failing
+ *     readiness endpoint; the connection is still accepted and counted)
+ *   {"op":"heal","ips":[...]|null} → {"failing":n}: those (null: all) answer 200 again
  *   {"op":"stats"} → {"connections":n,"refused":n,"loop_delay_max_ms":x,"loop_delay_p99_ms":x}
  *     (its own event-loop delay since the previous "stats", 10 ms resolution:
  *     while its loop stands still it accepts nothing, the listen queue fills
@@ -21,9 +25,9 @@ import http from 'node:http';
 import { createInterface } from 'node:readline';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
-const prefix = process.argv[2] ?? '';
-if (!/^127\.\d+\.$/.test(prefix)) {
-  process.stderr.write('usage: pod-server.ts 127.<X>.\n');
+const prefixes = (process.argv[2] ?? '').split(',');
+if (!prefixes.every((p) => /^127\.\d+\.$/.test(p))) {
+  process.stderr.write('usage: pod-server.ts 127.<X>.[,127.<Y>.]\n');
   process.exit(2);
 }
 
@@ -31,17 +35,20 @@ const horizonMs = 15 * 60_000;
 const times = new Map<string, number[]>();
 let connections = 0;
 let refused = 0;
+/** Pod IP → the status its HTTP requests get while it fails. */
+const failing = new Map<string, number>();
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 
 const server = http.createServer((req, res) => {
   req.resume();
-  res.writeHead(200, { 'content-type': 'text/plain' });
-  res.end('ok\n');
+  const status = failing.get((req.socket.localAddress ?? '').replace(/^::ffff:/, ''));
+  res.writeHead(status ?? 200, { 'content-type': 'text/plain' });
+  res.end(status === undefined ? 'ok\n' : 'failing\n');
 });
 server.on('connection', (sock) => {
   const ip = (sock.localAddress ?? '').replace(/^::ffff:/, '');
-  if (!ip.startsWith(prefix)) {
+  if (!prefixes.some((p) => ip.startsWith(p))) {
     refused++;
     sock.destroy();
     return;
@@ -61,8 +68,17 @@ function prune(now: number): void {
   }
 }
 
-function answer(req: { op?: string; since?: number; ips?: string[] | null }): Record<string, unknown> {
+function answer(req: { op?: string; since?: number; ips?: string[] | null; status?: number }): Record<string, unknown> {
   if (req.op === 'count') return { connections, refused };
+  if (req.op === 'fail') {
+    for (const ip of req.ips ?? []) failing.set(ip, req.status ?? 503);
+    return { failing: failing.size };
+  }
+  if (req.op === 'heal') {
+    if (req.ips === null || req.ips === undefined) failing.clear();
+    else for (const ip of req.ips) failing.delete(ip);
+    return { failing: failing.size };
+  }
   if (req.op === 'stats') {
     const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
     const out = { connections, refused, loop_delay_max_ms: ms(loopDelay.max), loop_delay_p99_ms: ms(loopDelay.percentile(99)) };

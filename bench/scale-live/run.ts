@@ -1,12 +1,15 @@
 /**
- * `npm run bench:scale:live`: one outprobe replica (the real src/main.ts, a
- * separate process) against the local control plane with kwok pods on the
+ * `npm run bench:scale -- --pods N [--replicas R]` (also `bench:scale:live`):
+ * R outprobe replicas (the real src/main.ts, each its own process, sharded by
+ * their Leases) against the local control plane with kwok pods on the
  * loopback pod network, every pod gated and probed for real. See
- * bench/README.md "bench:scale:live" for what each figure counts.
+ * bench/README.md "bench:scale" for what each figure counts.
  *
- * Phases: create pods and policies; start the controller and wait until every
- * gate is True (convergence); a steady-state window; delete and recreate one
- * policy and watch its pods. The last stdout line is one JSON object.
+ * Phases: create pods and policies; start the replicas and wait until every
+ * gate is True (convergence; with --urgency-queued, some pods fail while the
+ * first-time writes are queued); a steady-state window; delete and recreate
+ * one policy and watch its pods; make 1 % of the pods fail and time their
+ * detection, then heal them. The last stdout line is one JSON object.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -18,6 +21,8 @@ import type { ControlPlane } from '../../test/support/cluster/index.ts';
 import { busiestWindowShare, firstProbes, timesOf } from './arrivals.ts';
 import { startController, startPodServer } from './children.ts';
 import type { ControllerProcess, PodServer, PodServerStats } from './children.ts';
+import { detectionPhase, urgencyPhase } from './phases.ts';
+import { addNodes, nodesPerNetwork } from './plane.ts';
 import { probeGaps, unhealthySummary, unhealthyTimeline } from './failures.ts';
 import { netstatIncrease, readNetstat } from './netstat.ts';
 import type { NetstatCounters } from './netstat.ts';
@@ -31,7 +36,7 @@ import type { LiveBenchOptions } from './options.ts';
 import { bucketIncrease, increase, summarize } from './prom.ts';
 import type { Totals } from './prom.ts';
 import { Sampler } from './sampler.ts';
-import type { Snapshot } from './sampler.ts';
+import type { ReplicaGauges, Snapshot } from './sampler.ts';
 
 const t0 = Date.now();
 const log = (m: string): void => { process.stdout.write(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}\n`); };
@@ -106,17 +111,28 @@ function sideFigures(s: NonNullable<Window['side']>, seconds: number): Record<st
   };
 }
 
-/** Figures of one phase, from two snapshots. */
+const mutating = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const meanOf = (sum: number, count: number): number | null => (count > 0 ? Math.round((sum / count) * 1e4) / 1e4 : null);
+
+/** Figures of one phase, from two snapshots. Counters and CPU are summed over the replicas. */
 function phaseFigures(w: Window): Record<string, unknown> {
   const f = w.from.totals;
   const t = w.to.totals;
   const probes = increase(f, t, 'outprobe_probes_total');
   const seconds = (w.to.at - w.from.at) / 1000;
-  const cpu = (k: keyof Snapshot['cpu']): number => w.to.cpu[k] - w.from.cpu[k];
+  const controllerCpu = w.to.replicaCpu.reduce((a, c, i) => a + c - (w.from.replicaCpu[i] ?? 0), 0);
+  const planeCpu = (name: string): number => (w.to.planeCpu[name] ?? 0) - (w.from.planeCpu[name] ?? 0);
   const byResult = (r: string): number => increase(f, t, 'outprobe_probes_total', { result: r });
   const loop = summarize(bucketIncrease(f, t, 'outprobe_event_loop_delay_seconds'));
   const lag = summarize(bucketIncrease(f, t, 'outprobe_probe_schedule_lag_seconds'));
   const took = summarize(bucketIncrease(f, t, 'outprobe_probe_duration_seconds'));
+  const gateWrites = byLabel(f, t, 'outprobe_gate_writes_total', 'result');
+  const wait = (name: string): number => (w.to.planeWait[name] ?? 0) - (w.from.planeWait[name] ?? 0);
+  const ours = meanOf(increase(f, t, 'outprobe_api_request_duration_seconds_sum', { verb: 'PATCH', resource: 'pods/status' }), increase(f, t, 'outprobe_api_request_duration_seconds_count', { verb: 'PATCH', resource: 'pods/status' }));
+  const server = (key: string): number | null => meanOf((w.to.apiserver.get(`${key}_sum`) ?? 0) - (w.from.apiserver.get(`${key}_sum`) ?? 0), (w.to.apiserver.get(`${key}_count`) ?? 0) - (w.from.apiserver.get(`${key}_count`) ?? 0));
+  const apiRequests = byLabel(f, t, 'outprobe_api_requests_total', 'verb', 'resource');
+  const apiWrites = Object.entries(apiRequests).filter(([k]) => mutating.has(k.split(' ')[0] ?? '')).reduce((a, [, n]) => a + n, 0);
   return {
     seconds: r3(seconds),
     probes,
@@ -125,20 +141,38 @@ function phaseFigures(w: Window): Record<string, unknown> {
     probes_failure: byResult('failure'),
     probes_errored: byResult('errored'),
     probes_voided: byResult('voided'),
-    controller_cpu_s: r3(cpu('controller')),
-    controller_cpu_us_per_probe: probes === 0 ? null : Math.round((cpu('controller') / probes) * 1e6),
-    apiserver_cpu_s: r3(cpu('apiserver')),
-    apiserver_cpu_cores: r3(cpu('apiserver') / seconds),
-    etcd_cpu_s: r3(cpu('etcd')),
+    controller_cpu_s: r3(controllerCpu),
+    controller_cpu_us_per_probe: probes === 0 ? null : Math.round((controllerCpu / probes) * 1e6),
+    controller_cpu_s_by_replica: w.to.replicaCpu.map((c, i) => r3(c - (w.from.replicaCpu[i] ?? 0))),
+    apiserver_cpu_s: r3(planeCpu('kube-apiserver')),
+    apiserver_cpu_cores: r3(planeCpu('kube-apiserver') / seconds),
+    etcd_cpu_s: r3(planeCpu('etcd')),
+    plane_cpu_cores: Object.fromEntries(Object.keys(w.to.planeCpu).map((n) => [n, r3(planeCpu(n) / seconds)])),
+    // Threads runnable but waiting for a CPU, on average over the phase (schedstat): > 0 means the process wanted more CPU than it got.
+    cpu_wait_threads: {
+      replicas: w.to.replicaWait.map((x, i) => r3((x - (w.from.replicaWait[i] ?? 0)) / seconds)),
+      ...Object.fromEntries(Object.keys(w.to.planeWait).map((n) => [n, r3(wait(n) / seconds)])),
+    },
+    // Mean latency of a gate write as outprobe timed it, and as kube-apiserver and etcd timed their part of it.
+    gate_write_latency_mean_s: {
+      outprobe: ours,
+      apiserver: server('patch_pod_status'),
+      // etcd's latency for pods, by operation (its label values differ between versions: every one seen is listed).
+      etcd_pods: Object.fromEntries([...w.to.apiserver.keys()].filter((k) => k.startsWith('etcd_pods_') && k.endsWith('_sum')).map((k) => k.slice(0, -4)).map((k) => [k.slice(10), server(k)])),
+    },
+    event_post_latency_mean_s_apiserver: server('post_events'),
     event_loop_delay_p99_s_le: loop.p99,
     event_loop_delay_max_s_between: [loop.maxAtLeast, loop.maxBound],
     schedule_lag_p99_s_le: lag.p99,
     schedule_lag_max_s_between: [lag.maxAtLeast, lag.maxBound],
     probe_duration_p99_s_le: took.p99,
     probe_duration_max_s_between: [took.maxAtLeast, took.maxBound],
-    gate_writes: byLabel(f, t, 'outprobe_gate_writes_total', 'result'),
+    gate_writes: gateWrites,
+    gate_writes_per_min: r3((Object.values(gateWrites).reduce((a, n) => a + n, 0) / seconds) * 60),
     gate_repairs: increase(f, t, 'outprobe_gate_repairs_total'),
-    api_requests: byLabel(f, t, 'outprobe_api_requests_total', 'verb', 'resource'),
+    gate_writes_throttled: increase(f, t, 'outprobe_gate_write_throttled_total'),
+    api_requests: apiRequests,
+    api_writes_per_min: r3((apiWrites / seconds) * 60),
     events: byLabel(f, t, 'outprobe_events_total', 'result'),
     // Before ADR 0020 drops were results of events_total (dropped_*); since, a counter of their own.
     events_dropped:
@@ -190,6 +224,7 @@ interface Ctx {
   readonly pods: PodServer;
   readonly watch: PodWatch;
   readonly sampler: Sampler;
+  readonly controllers: readonly ControllerProcess[];
 }
 
 /** Busiest-2-s share of the probes of `ips` (all when undefined) in the last full period before `end`. */
@@ -235,28 +270,39 @@ async function recreatePhase(c: Ctx): Promise<Record<string, unknown>> {
   };
 }
 
-function controllerArgs(c: Pick<Ctx, 'o' | 'cp'>): string[] {
-  return ['--kubeconfig', c.cp.kubeconfigPath, '--identity', 'bench', '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'none',
-    '--lease-namespace', 'default', '--allowed-probe-cidrs', c.cp.podNetwork ?? '', ...c.o.controllerArgs];
+function controllerArgs(c: Pick<Ctx, 'o' | 'cp'>, podNetworks: readonly string[]): string[] {
+  return ['--kubeconfig', c.cp.kubeconfigPath, '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'none',
+    '--lease-namespace', 'default', '--allowed-probe-cidrs', podNetworks.join(','), ...c.o.controllerArgs];
 }
 
-async function measure(c: Ctx, ctl: ControllerProcess, spawnedAt: number): Promise<Record<string, unknown>> {
+/** RSS and heap of each replica, in MB. */
+function memoryFigures(g: readonly ReplicaGauges[]): Record<string, unknown>[] {
+  return g.map((r) => ({ identity: r.identity, rss_mb: mb(r.rssBytes), heap_used_mb: mb(r.heapUsedBytes), heap_total_mb: mb(r.heapTotalBytes), external_mb: mb(r.externalBytes) }));
+}
+
+async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknown>> {
   const { o, watch, sampler, pods } = c;
   const start = await sampler.snapshot();
   const sideStart = await sideNow(pods);
+  let convergedFlag = false;
+  const failCtx = { o, run: c.run, pods, watch, controllers: c.controllers, replicas: sampler.replicas, log };
+  const urgency = o.urgencyQueued > 0 ? urgencyPhase(failCtx, () => convergedFlag, spawnedAt) : undefined;
   await until('every gate True', () => watch.tracker.gateTrue >= o.pods, o.convergeTimeoutS * 1000,
-    () => `${watch.tracker.gateTrue}/${o.pods} True, controller RSS ${mb(sampler.rss('controller'))} MB`);
+    () => `${watch.tracker.gateTrue}/${o.pods} True, replica RSS ${sampler.replicaRss().map(mb).join('/')} MB`);
+  convergedFlag = true;
   const convergedAt = Date.now();
   log(`every gate True after ${((convergedAt - spawnedAt) / 1000).toFixed(1)} s`);
   const converged = await sampler.snapshot();
   const sideConverged = await sideNow(pods);
-  const rssAtConvergence = sampler.rss('controller');
+  const memoryAtConvergence = memoryFigures(await sampler.gauges());
+  const urgencyFigures = urgency === undefined ? null : await urgency;
   const changes0 = watch.tracker.gateChanges;
   const flips0 = watch.tracker.falseFlips;
   log(`steady state for ${o.durationS} s`);
   await sleep(o.durationS * 1000);
   const steadyEnd = await sampler.snapshot();
   const sideSteadyEnd = await sideNow(pods);
+  const memoryAfterSteady = memoryFigures(await sampler.gauges());
   const steady = {
     ...phaseFigures({ from: converged, to: steadyEnd, side: { from: sideConverged, to: sideSteadyEnd, loopDelaySinceFrom: true } }),
     probe_gaps_pods_side: probeGaps(await pods.times(converged.at), converged.at, steadyEnd.at),
@@ -266,21 +312,51 @@ async function measure(c: Ctx, ctl: ControllerProcess, spawnedAt: number): Promi
     api_connections_now: sampler.peaks.apiConnectionsLast,
   };
   const recreate = o.recreateS > 0 ? await recreatePhase(c) : null;
+  const detection = o.failPercent > 0 ? await detectionPhase(failCtx) : null;
   const end = await sampler.snapshot();
   const sideEnd = await sideNow(pods);
   return {
     all_gates_true_s: r3((convergedAt - spawnedAt) / 1000),
+    memory_after_convergence: memoryAtConvergence,
+    memory_after_steady: memoryAfterSteady,
+    urgency: urgencyFigures,
     convergence: phaseFigures({ from: start, to: converged, side: { from: sideStart, to: sideConverged, loopDelaySinceFrom: true } }),
     steady,
     recreate,
-    whole_run: phaseFigures({ from: start, to: end, side: { from: sideStart, to: sideEnd, loopDelaySinceFrom: false } }),
+    detection,
+    whole_run: { ...phaseFigures({ from: start, to: end, side: { from: sideStart, to: sideEnd, loopDelaySinceFrom: false } }), false_flips: watch.tracker.falseFlips },
     unhealthy_events: await unhealthyEvents(c.cp, spawnedAt),
-    controller_rss_mb: { peak: mb(sampler.peaks.rss.controller), at_convergence: mb(rssAtConvergence), end: mb(sampler.rss('controller')) },
-    apiserver_rss_mb: { peak: mb(sampler.peaks.rss.apiserver), end: mb(sampler.rss('apiserver')) },
-    etcd_rss_mb: { peak: mb(sampler.peaks.rss.etcd), end: mb(sampler.rss('etcd')) },
+    controller_rss_mb: { peak: sampler.peaks.replicaRss.map(mb), end: sampler.replicaRss().map(mb) },
+    plane_rss_mb: { peak: Object.fromEntries(Object.entries(sampler.peaks.planeRss).map(([k, v]) => [k, mb(v)])), end: sampler.planeRssMb() },
     api_connections: { max: sampler.peaks.apiConnectionsMax, end: sampler.peaks.apiConnectionsLast },
-    controller_log_lines: ctl.levels,
+    controller_log_lines: c.controllers.map((ctl) => ctl.levels),
     metrics_scrape_errors: sampler.scrapeErrors,
+  };
+}
+
+/** The headline figures (issue 17), first in the JSON line; everything else follows. */
+function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<string, unknown> {
+  const phase = (name: string): Record<string, unknown> => (f[name] as Record<string, unknown> | null) ?? {};
+  const conv = phase('convergence');
+  const steady = phase('steady');
+  const det = f['detection'] as { detection?: unknown; verdict_to_write?: unknown } | null;
+  const urg = f['urgency'] as { verdict_to_write?: unknown; queued_initial_at_verdicts?: unknown } | null;
+  const mem = f['memory_after_convergence'] as { rss_mb: number | null; heap_used_mb: number | null }[];
+  return {
+    pods: o.pods,
+    replicas: o.replicas,
+    all_gates_true_s: f['all_gates_true_s'],
+    rss_mb_per_replica: mem.map((m) => m.rss_mb),
+    heap_used_mb_per_replica: mem.map((m) => m.heap_used_mb),
+    controller_cpu_us_per_probe: { convergence: conv['controller_cpu_us_per_probe'], steady: steady['controller_cpu_us_per_probe'] },
+    apiserver_cpu_cores: { convergence: conv['apiserver_cpu_cores'], steady: steady['apiserver_cpu_cores'] },
+    steady_gate_writes_per_min: steady['gate_writes_per_min'],
+    steady_api_writes_per_min: steady['api_writes_per_min'],
+    detection_s: det?.detection ?? null,
+    verdict_to_write_s: det?.verdict_to_write ?? null,
+    false_flips: { steady: steady['false_flips'], recreate: (f['recreate'] as { false_flips?: number } | null)?.false_flips ?? null, whole_run: (f['whole_run'] as { false_flips: number }).false_flips },
+    urgency_verdict_to_write_s: urg?.verdict_to_write ?? null,
+    urgency_queued_initial_at_verdicts: urg?.queued_initial_at_verdicts ?? null,
   };
 }
 
@@ -292,48 +368,59 @@ async function main(): Promise<void> {
   const nodes = Math.ceil(o.pods / o.podsPerNode);
   const loadStart = os.loadavg().map(r3); // other work on the machine shares its CPUs
   log(`options ${JSON.stringify(o)}; ${nodes} kwok nodes; files in ${dir}`);
-  const cp = await startControlPlane({ full: true, network: 'loopback', nodes, log, dir: path.join(dir, 'plane') });
+  const cp = await startControlPlane({ full: true, network: 'loopback', nodes: Math.min(nodes, nodesPerNetwork), log, dir: path.join(dir, 'plane') });
   let pods: PodServer | undefined;
   let watch: PodWatch | undefined;
-  let ctl: ControllerProcess | undefined;
+  const controllers: ControllerProcess[] = [];
   let sampler: Sampler | undefined;
+  let release = (): void => undefined;
+  let line: string | undefined;
   try {
-    const prefix = /^(127\.\d+\.)/.exec(cp.podNetwork ?? '')?.[1];
-    if (prefix === undefined) throw new Error(`expected a loopback pod network, got ${String(cp.podNetwork)}`);
-    pods = await startPodServer(prefix, o.podServerNice);
+    if (!/^127\.\d+\.0\.0\/16$/.test(cp.podNetwork ?? '')) throw new Error(`expected a loopback pod network, got ${String(cp.podNetwork)}`);
+    const nets = await addNodes(cp, nodes, log);
+    release = (): void => { nets.release(); };
+    pods = await startPodServer(nets.prefixes, o.podServerNice);
     await installCrd(cp.kube);
     watch = watchPods(cp.kube, runLabel + '=' + run, new GateTracker(conditionType), log);
     const createS = await createObjects(cp, o, run, pods.port);
     log(`created ${o.namespaces} namespaces, ${o.policies} policies, ${o.pods} pods in ${createS.toFixed(1)} s (label ${policyLabel})`);
     const w = watch;
-    await until('every pod Running with an IP', () => w.tracker.running >= o.pods, 900_000, () => `${w.tracker.running}/${o.pods} running`);
+    await until('every pod Running with an IP', () => w.tracker.running >= o.pods, Math.max(900_000, o.pods * 60), () => `${w.tracker.running}/${o.pods} running`);
     const runningS = (Date.now() - t0) / 1000;
-    log('every pod Running; starting outprobe');
+    log(`every pod Running; starting ${o.replicas} outprobe replica(s)`);
     const spawnedAt = Date.now();
-    ctl = startController(controllerArgs({ o, cp }), path.join(dir, 'controller.log'));
-    const metricsPort = await ctl.metricsPort;
+    const args = controllerArgs({ o, cp }, nets.cidrs);
+    for (let r = 0; r < o.replicas; r++) controllers.push(startController(`bench-${r}`, args, path.join(dir, `controller-bench-${r}.log`), o.controllerNodeArgs));
+    const ports = await Promise.all(controllers.map((ctl) => ctl.metricsPort));
     const url = new URL(cp.server);
-    const pid = (name: string): number => cp.components.find((c) => c.name === name)?.pid ?? -1;
-    sampler = new Sampler({ pids: { controller: ctl.pid, apiserver: pid('kube-apiserver'), etcd: pid('etcd') }, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, apiserver: { ip: url.hostname, port: Number(url.port) }, intervalMs: o.sampleS * 1000, log });
+    const plane = Object.fromEntries([...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', pods.pid] as const]);
+    sampler = new Sampler({
+      replicas: controllers.map((ctl, i) => ({ identity: ctl.identity, pid: ctl.pid, metricsUrl: `http://127.0.0.1:${ports[i] ?? 0}/metrics` })),
+      plane, apiserver: { ip: url.hostname, port: Number(url.port) }, intervalMs: o.sampleS * 1000, log,
+      apiserverMetrics: async () => String((await cp.kube.call('GET', '/metrics')).body),
+    });
     sampler.start();
-    const figures = await measure({ o, run, cp, pods, watch, sampler }, ctl, spawnedAt);
+    const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt);
     await sampler.stop();
-    const result = { bench: 'scale-live', pods: o.pods, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, controller_args: o.controllerArgs,
-      create_s: r3(createS), all_running_after_s: r3(runningS), ...figures,
+    const result = { ...headline(o, figures), bench: 'scale', policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
+      kwok_nodes: nodes, pod_networks: nets.cidrs, create_s: r3(createS), all_running_after_s: r3(runningS), ...figures,
       env: { node: process.version, cpus: os.cpus().length, mem_gb: Math.round(os.totalmem() / 1073741824), loadavg_start: loadStart, loadavg_end: os.loadavg().map(r3), date: new Date().toISOString(), pod_server_nice: niceOf(pods.pid) } };
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    line = JSON.stringify(result);
   } finally {
     await sampler?.stop();
-    await ctl?.stop();
+    await Promise.all(controllers.map((ctl) => ctl.stop()));
     await watch?.stop();
     pods?.close();
     await cp.stop({ keepDir: o.keep });
+    release();
     if (o.keep) log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
+  // The last stdout line, after everything was stopped.
+  process.stdout.write(`${line}\n`);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench:scale:live: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`bench:scale: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exitCode = 1;
 });

@@ -1,4 +1,4 @@
-// `npm run bench:scale -- [--pods 20000] [--policies 1,50] [--period 5]`: issue 18's
+// `npm run bench:scale:inmemory -- [--pods 20000] [--policies 1,50] [--period 5]`: issue 18's
 // out-of-cluster figures. For each policy count, drives the real Controller (its
 // reflectors, target set, scheduler, gate and status writers) against an in-memory
 // API (memory-api.ts: no API server, no sockets; probes answer success at once):

@@ -1,9 +1,11 @@
-// The pure parts of bench/scale-live: metric accounting across series
-// removal, histogram bounds, probe alignment, /proc socket matching, the pod
-// watch's gate bookkeeping, options and fixtures.
+// The pure parts of bench/scale-live (`bench:scale`): metric accounting
+// across series removal, histogram bounds, probe alignment, /proc socket
+// matching, the pod watch's gate bookkeeping, options and fixtures, and the
+// detection figures.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { busiestWindowShare, firstProbes, timesOf } from '../../../bench/scale-live/arrivals.ts';
+import { detectionFigures, failCount, firstVerdict, quantiles, spreadPick, valueAt } from '../../../bench/scale-live/detection.ts';
 import { conditionType, podObject, podRef, policyObject } from '../../../bench/scale-live/fixtures.ts';
 import { GateTracker } from '../../../bench/scale-live/gates.ts';
 import type { PodLike } from '../../../bench/scale-live/gates.ts';
@@ -11,6 +13,7 @@ import { probeGaps, unhealthySummary, unhealthyTimeline } from '../../../bench/s
 import { netstatIncrease, netstatNames, parseProcNet, readNetstat } from '../../../bench/scale-live/netstat.ts';
 import { liveBenchOptions } from '../../../bench/scale-live/options.ts';
 import { bucketIncrease, CounterAccumulator, increase, parseMetrics, summarize } from '../../../bench/scale-live/prom.ts';
+import { apiserverSeries, cpuWaitSeconds, gaugeSum } from '../../../bench/scale-live/sampler.ts';
 import { establishedTo, procAddress } from '../../../bench/scale-live/sockets.ts';
 
 describe('bench/scale-live prom', () => {
@@ -115,6 +118,93 @@ describe('bench/scale-live gates', () => {
   });
 });
 
+describe('bench/scale-live gates: wanted flips and False times', () => {
+  it('a pod the benchmark made fail flips without counting as false; each turn to False is timed once', () => {
+    const t = new GateTracker(conditionType);
+    t.apply('ADDED', pod('a', 'u1', 'True'));
+    t.apply('ADDED', pod('bb', 'u2', 'True'));
+    assert.deepEqual(t.trueKeys().sort(), ['ns/a', 'ns/bb']);
+    assert.equal(t.ipOf('ns/a'), '127.9.0.1');
+    t.failing.add('ns/a');
+    t.apply('MODIFIED', pod('a', 'u1', 'False', 't1'));
+    t.apply('MODIFIED', pod('a', 'u1', 'False', 't1')); // still False: not a new time
+    assert.equal(t.falseFlips, 0);
+    assert.equal(t.wantedFlips, 1);
+    assert.equal(t.falseSeen.get('ns/a')?.length, 1);
+    assert.equal(t.gateOf('ns/a'), 'False');
+    t.apply('MODIFIED', pod('bb', 'u2', 'False', 't2'));
+    assert.equal(t.falseFlips, 1);
+    t.apply('MODIFIED', pod('a', 'u1', 'True', 't3'));
+    t.apply('MODIFIED', pod('a', 'u1', 'False', 't4'));
+    assert.equal(t.falseSeen.get('ns/a')?.length, 2);
+  });
+});
+
+describe('bench/scale-live detection figures', () => {
+  it('picks 1 % of the pods spread evenly, at least one', () => {
+    assert.equal(failCount(10_000, 1), 100);
+    assert.equal(failCount(50, 1), 1);
+    assert.equal(failCount(50, 0), 0);
+    assert.deepEqual(spreadPick(10, 3), [0, 3, 6]);
+    assert.equal(new Set(spreadPick(1000, 10)).size, 10);
+    assert.deepEqual(spreadPick(2, 5), [0, 1]);
+  });
+
+  it('nearest-rank quantiles in seconds', () => {
+    const q = quantiles(Array.from({ length: 100 }, (_, i) => (i + 1) * 10));
+    assert.deepEqual(q, { n: 100, p50_s: 0.5, p99_s: 0.99, max_s: 1 });
+    assert.deepEqual(quantiles([]), { n: 0, p50_s: null, p99_s: null, max_s: null });
+  });
+
+  it('detection from the failure, verdict-to-write from the earliest verdict of any replica before the False was seen', () => {
+    const failAt = 1000;
+    const seen = new Map([['ns/a', [500, 21_000]], ['ns/b', [26_000]], ['ns/c', []]]);
+    const replica0 = new Map([['ns/a', [20_800]], ['ns/b', [27_000]]]); // b's verdict is after its False: not its write
+    const replica1 = new Map([['ns/a', [20_500]]]);
+    assert.equal(firstVerdict([replica0, replica1], 'ns/a', failAt), 20_500);
+    const f = detectionFigures(['ns/a', 'ns/b', 'ns/c'], failAt, seen, [replica0, replica1]);
+    assert.equal(f.pods_failed, 3);
+    assert.equal(f.gates_false_seen, 2);
+    assert.deepEqual(f.detection, { n: 2, p50_s: 20, p99_s: 25, max_s: 25 });
+    assert.deepEqual(f.verdict_to_write, { n: 1, p50_s: 0.5, p99_s: 0.5, max_s: 0.5 });
+    assert.equal(f.verdicts_logged, 2);
+  });
+
+  it('a sampled series\' value at a moment is the last sample at or before it', () => {
+    const s: [number, number][] = [[10, 5], [20, 7], [30, 9]];
+    assert.equal(valueAt(s, 5), 5);
+    assert.equal(valueAt(s, 20), 7);
+    assert.equal(valueAt(s, 29), 7);
+    assert.equal(valueAt(s, 99), 9);
+    assert.equal(valueAt([], 1), undefined);
+  });
+
+  it('keeps kube-apiserver\'s gate-write, Event and etcd pod latency sums and counts', () => {
+    const m = apiserverSeries(parseMetrics([
+      'apiserver_request_duration_seconds_sum{component="apiserver",resource="pods",subresource="status",verb="PATCH",version="v1"} 12.5',
+      'apiserver_request_duration_seconds_count{component="apiserver",resource="pods",subresource="status",verb="PATCH",version="v1"} 100',
+      'apiserver_request_duration_seconds_sum{resource="pods",subresource="",verb="PATCH"} 99',
+      'apiserver_request_duration_seconds_count{resource="events",subresource="",verb="POST"} 7',
+      'etcd_request_duration_seconds_sum{operation="update",type="/registry/pods"} 1.5',
+      'etcd_request_duration_seconds_sum{operation="update",type="/registry/leases"} 3',
+    ].join('\n')));
+    assert.equal(m.get('patch_pod_status_sum'), 12.5);
+    assert.equal(m.get('patch_pod_status_count'), 100);
+    assert.equal(m.get('post_events_count'), 7);
+    assert.equal(m.get('etcd_pods_update_sum'), 1.5);
+    assert.equal(m.size, 4);
+    assert.ok(cpuWaitSeconds(process.pid) >= 0);
+    assert.equal(cpuWaitSeconds(-1), 0);
+  });
+
+  it('sums a gauge over the series that match', () => {
+    const samples = parseMetrics('outprobe_gate_write_queue{urgency="initial"} 7\noutprobe_gate_write_queue{urgency="false"} 2\nnodejs_heap_size_used_bytes 1e6\n');
+    assert.equal(gaugeSum(samples, 'outprobe_gate_write_queue', { urgency: 'initial' }), 7);
+    assert.equal(gaugeSum(samples, 'outprobe_gate_write_queue'), 9);
+    assert.equal(gaugeSum(samples, 'nodejs_heap_size_used_bytes'), 1e6);
+  });
+});
+
 describe('bench/scale-live options and fixtures', () => {
   it('defaults, flags in both forms, and refusals', () => {
     const d = liveBenchOptions([]);
@@ -131,7 +221,19 @@ describe('bench/scale-live options and fixtures', () => {
     assert.deepEqual(o.controllerArgs, ['--kube-api-qps', '200']);
     assert.throws(() => liveBenchOptions(['--podz', '1']), /unknown flag --podz/);
     assert.throws(() => liveBenchOptions(['--period-ms', '1500']), /whole seconds/);
-    assert.throws(() => liveBenchOptions(['--pods', '60000']), /more than 250 nodes/);
+    assert.equal(liveBenchOptions(['--pods', '100000', '--replicas', '3']).replicas, 3); // nodes past 250 get more loopback /16s
+    assert.throws(() => liveBenchOptions(['--pods', '500001']), /more than 2,000 nodes/);
+    assert.equal(d.replicas, 1);
+    assert.equal(d.failPercent, 1);
+    assert.equal(d.detectTimeoutS, 120);
+    assert.equal(d.failureThreshold, undefined);
+    assert.equal(d.urgencyQueued, 0);
+    assert.throws(() => liveBenchOptions(['--probe', 'tcp']), /need --probe http/); // a TCP probe cannot be made to fail by the pod server
+    assert.equal(liveBenchOptions(['--probe', 'tcp', '--fail-percent', '0']).failPercent, 0);
+    assert.throws(() => liveBenchOptions(['--urgency-queued', '10000', '--fail-percent', '0']), /needs --fail-percent/);
+    const policy = policyObject(liveBenchOptions(['--failure-threshold', '1']), 'r', 0) as { spec: { readiness: { probe: Record<string, unknown> } } };
+    assert.equal(policy.spec.readiness.probe['failureThreshold'], 1);
+    assert.equal((policyObject(d, 'r', 0) as typeof policy).spec.readiness.probe['failureThreshold'], undefined);
   });
 
   it('pod i is gated, on node i / podsPerNode, and selected by exactly policy i mod P in that policy\'s namespace', () => {
