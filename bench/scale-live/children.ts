@@ -12,6 +12,8 @@ import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { track } from '../probes/children.ts';
+import { inCgroup } from './cgroup.ts';
+import type { MemoryCgroup } from './cgroup.ts';
 
 const podServerPath = fileURLToPath(new URL('./pod-server.ts', import.meta.url));
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -92,9 +94,14 @@ export interface ControllerProcess {
   stop(): Promise<void>;
 }
 
-/** outprobe with `args` (its `--identity` is `identity`) and Node flags `nodeArgs`, its JSON log appended to `logFile`. */
-export function startController(identity: string, args: readonly string[], logFile: string, nodeArgs: readonly string[] = []): ControllerProcess {
-  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, ...nodeArgs, mainPath, '--identity', identity, ...args], identity);
+/**
+ * outprobe with `args` (its `--identity` is `identity`) and Node flags
+ * `nodeArgs`, its JSON log appended to `logFile`; inside `cgroup` (entered
+ * before Node starts) when given.
+ */
+export function startController(identity: string, args: readonly string[], logFile: string, nodeArgs: readonly string[] = [], cgroup?: MemoryCgroup): ControllerProcess {
+  const [command, commandArgs] = inCgroup(cgroup, 'setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, ...nodeArgs, mainPath, '--identity', identity, ...args]);
+  const child = track(command, commandArgs, identity);
   const out = createWriteStream(logFile);
   const levels: Record<string, number> = {};
   const failureVerdicts = new Map<string, number[]>();

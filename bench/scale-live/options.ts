@@ -46,6 +46,12 @@ export interface LiveBenchOptions {
   /** Keep the control plane's directory (logs) after the run. @default false */
   readonly keep: boolean;
   /**
+   * Each replica in a memory cgroup with this limit (MiB), as a container
+   * with `resources.limits.memory` runs it: Node sizes its heap from the
+   * limit. Needs root. Unset: no cgroup. @default undefined
+   */
+  readonly replicaMemoryLimitMb: number | undefined;
+  /**
    * Percent of the pods made to fail (their HTTP readiness answers 503) in
    * the detection phase after the recreate; 0 skips it. @default 1
    */
@@ -89,7 +95,7 @@ function bool(name: string, argv: readonly string[]): boolean {
   return value !== undefined && !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
-const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice']);
+const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb']);
 
 export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   for (let i = 0; i < argv.length; i++) {
@@ -135,5 +141,6 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
     controllerNodeArgs: (raw('controller-node-args', argv) ?? '').split(' ').filter((a) => a !== ''),
     podServerNice: int('pod-server-nice', -10, argv, -20),
     keep: bool('keep', argv),
+    replicaMemoryLimitMb: raw('replica-memory-limit-mb', argv) === undefined ? undefined : int('replica-memory-limit-mb', 0, argv, 64),
   };
 }

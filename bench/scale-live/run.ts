@@ -19,6 +19,8 @@ import { installCrd } from '../../test/integration/support/controller.ts';
 import { startControlPlane } from '../../test/support/cluster/index.ts';
 import type { ControlPlane } from '../../test/support/cluster/index.ts';
 import { busiestWindowShare, firstProbes, timesOf } from './arrivals.ts';
+import { createMemoryCgroup, heapLimitsIn } from './cgroup.ts';
+import type { MemoryCgroup } from './cgroup.ts';
 import { startController, startPodServer } from './children.ts';
 import type { ControllerProcess, PodServer, PodServerStats } from './children.ts';
 import { detectionPhase, urgencyPhase } from './phases.ts';
@@ -375,6 +377,8 @@ async function main(): Promise<void> {
   let sampler: Sampler | undefined;
   let release = (): void => undefined;
   let line: string | undefined;
+  const cgroups: MemoryCgroup[] = [];
+  let replicaHeap: { heap_limit_mb: number; young_generation_max_mb: number } | undefined;
   try {
     if (!/^127\.\d+\.0\.0\/16$/.test(cp.podNetwork ?? '')) throw new Error(`expected a loopback pod network, got ${String(cp.podNetwork)}`);
     const nets = await addNodes(cp, nodes, log);
@@ -390,7 +394,12 @@ async function main(): Promise<void> {
     log(`every pod Running; starting ${o.replicas} outprobe replica(s)`);
     const spawnedAt = Date.now();
     const args = controllerArgs({ o, cp }, nets.cidrs);
-    for (let r = 0; r < o.replicas; r++) controllers.push(startController(`bench-${r}`, args, path.join(dir, `controller-bench-${r}.log`), o.controllerNodeArgs));
+    if (o.replicaMemoryLimitMb !== undefined) {
+      for (let r = 0; r < o.replicas; r++) cgroups.push(createMemoryCgroup(`outprobe-bench-${run}-${r}`, o.replicaMemoryLimitMb * 1048576));
+      replicaHeap = heapLimitsIn(cgroups[0], o.controllerNodeArgs);
+      log(`replicas in memory cgroups of ${o.replicaMemoryLimitMb} MiB: Node picks a heap limit of ${replicaHeap.heap_limit_mb} MB and a young generation of up to ${replicaHeap.young_generation_max_mb} MB`);
+    } else replicaHeap = heapLimitsIn(undefined, o.controllerNodeArgs);
+    for (let r = 0; r < o.replicas; r++) controllers.push(startController(`bench-${r}`, args, path.join(dir, `controller-bench-${r}.log`), o.controllerNodeArgs, cgroups[r]));
     const ports = await Promise.all(controllers.map((ctl) => ctl.metricsPort));
     const url = new URL(cp.server);
     const plane = Object.fromEntries([...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', pods.pid] as const]);
@@ -403,12 +412,16 @@ async function main(): Promise<void> {
     const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt);
     await sampler.stop();
     const result = { ...headline(o, figures), bench: 'scale', policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
+      controller_node_args: o.controllerNodeArgs, replica_memory_limit_mb: o.replicaMemoryLimitMb ?? null, replica_heap_limits: replicaHeap,
+      replica_cgroup_peak_mb: cgroups.map((c) => { const b = c.peakBytes(); return b === undefined ? null : Math.round(b / 1048576); }),
+      replica_oom_kills: cgroups.map((c) => c.oomKills() ?? null),
       kwok_nodes: nodes, pod_networks: nets.cidrs, create_s: r3(createS), all_running_after_s: r3(runningS), ...figures,
       env: { node: process.version, cpus: os.cpus().length, mem_gb: Math.round(os.totalmem() / 1073741824), loadavg_start: loadStart, loadavg_end: os.loadavg().map(r3), date: new Date().toISOString(), pod_server_nice: niceOf(pods.pid) } };
     line = JSON.stringify(result);
   } finally {
     await sampler?.stop();
     await Promise.all(controllers.map((ctl) => ctl.stop()));
+    for (const c of cgroups) c.remove();
     await watch?.stop();
     pods?.close();
     await cp.stop({ keepDir: o.keep });
