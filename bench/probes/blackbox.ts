@@ -5,15 +5,12 @@
  * driven with `/probe?module=...&target=...` over keep-alive connections.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { track } from './children.ts';
+import { freePort, httpGet, startPeer } from './peer.ts';
 
 export const blackboxBinary = '/usr/bin/prometheus-blackbox-exporter';
 const service = 'prometheus-blackbox-exporter';
@@ -62,27 +59,6 @@ export function blackboxVersion(): string {
   return `${out.stdout}${out.stderr}`.split('\n')[0]?.trim() ?? 'unknown';
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function get(agent: http.Agent, url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${url}: timed out`)));
-    req.on('error', reject);
-  });
-}
-
 export interface Blackbox {
   readonly pid: number;
   readonly port: number;
@@ -96,22 +72,11 @@ export async function startBlackbox(): Promise<Blackbox> {
   writeFileSync(configFile, config);
   const port = await freePort();
   const args = [`--config.file=${configFile}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'];
-  // setpriv --pdeathsig: the exporter dies with us even if we are SIGKILLed (it execs, so the pid is the exporter's).
-  const child: ChildProcess = existsSync('/usr/bin/setpriv')
-    ? track('/usr/bin/setpriv', ['--pdeathsig', 'KILL', blackboxBinary, ...args], 'blackbox')
-    : track(blackboxBinary, args, 'blackbox');
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { child, stop } = startPeer(blackboxBinary, args, 'blackbox', dir, 'SIGTERM');
   const agent = new http.Agent({ keepAlive: false });
   for (let attempt = 0; attempt < 100; attempt++) {
     if (child.exitCode !== null) break;
-    const ok = await get(agent, `http://127.0.0.1:${port}/-/healthy`).then((r) => r.status === 200, () => false);
+    const ok = await httpGet(`http://127.0.0.1:${port}/-/healthy`, agent, 10_000).then((r) => r.status === 200, () => false);
     if (ok && child.pid !== undefined) return { pid: child.pid, port, stop };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -144,7 +109,7 @@ export async function driveBlackbox(blackbox: Blackbox, module: string, targets:
     while (next < count) {
       const url = urls[next++ % urls.length]!;
       try {
-        const { status, body } = await get(agent, url);
+        const { status, body } = await httpGet(url, agent, 10_000);
         if (status === 200 && /^probe_success 1$/m.test(body)) succeeded++;
         else {
           failed++;

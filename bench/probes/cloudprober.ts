@@ -7,15 +7,11 @@
  * probe and target) over a window whose CPU comes from /proc/<pid>/stat.
  */
 import { spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { track } from './children.ts';
+import { freePort, httpGet, startPeer } from './peer.ts';
 import { processCpuSeconds, processRssBytes } from './system.ts';
 import type { Listener } from './targets.ts';
 
@@ -72,30 +68,6 @@ export interface Cloudprober {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function getText(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, timeout: 30_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        if (res.statusCode === 200) resolve(Buffer.concat(chunks).toString('utf8'));
-        else reject(new Error(`GET ${url}: HTTP ${String(res.statusCode)}`));
-      });
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${url}: timed out`)));
-    req.on('error', reject);
-  });
-}
-
 /**
  * `total{ptype="http",probe="http-0",dst="127.0.0.2:41234"} 1234 1700000000000`:
  * the counters of our probes (named `<kind>-<n>`), summed over every series.
@@ -147,20 +119,13 @@ export async function startCloudprober(binary: CloudproberBinary, setup: Cloudpr
     CP_PORT: String(port),
   };
   const args = [`--config_file=${cloudproberConfigFile}`, '--min_log_level=WARNING', '--disable_sys_metrics'];
-  // setpriv --pdeathsig: Cloudprober dies with us even if we are SIGKILLed (it execs, so the pid is Cloudprober's).
-  const child: ChildProcess = existsSync('/usr/bin/setpriv')
-    ? track('/usr/bin/setpriv', ['--pdeathsig', 'KILL', binary.path, ...args], `cloudprober-${setup.kind}`, { env, stdio: ['ignore', 'ignore', 'pipe'] })
-    : track(binary.path, args, `cloudprober-${setup.kind}`, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { child, stop } = startPeer(binary.path, args, `cloudprober-${setup.kind}`, dir, 'SIGKILL', { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const metricsUrl = `http://127.0.0.1:${String(port)}/metrics`;
-  const counts = async (): Promise<CloudproberCounts> => sumCounters(await getText(metricsUrl), setup.kind);
+  const counts = async (): Promise<CloudproberCounts> => {
+    const { status, body } = await httpGet(metricsUrl, false, 30_000);
+    if (status !== 200) throw new Error(`GET ${metricsUrl}: HTTP ${String(status)}`);
+    return sumCounters(body, setup.kind);
+  };
   const expected = setup.targets.length * setup.copies;
   // The first export of a target comes one stats-export interval (max(interval, 10 s)) after its first probe.
   const deadline = performance.now() + 60_000 + 3 * setup.intervalMs;

@@ -57,12 +57,7 @@ export function createMemoryCgroup(name: string, limitBytes: number): MemoryCgro
     const dir = path.join(v1Root, name);
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'memory.limit_in_bytes'), String(limitBytes));
-    return {
-      dir, limitBytes, procsFile: path.join(dir, 'cgroup.procs'),
-      peakBytes: () => readNumber(path.join(dir, 'memory.max_usage_in_bytes')),
-      oomKills: () => readKey(path.join(dir, 'memory.oom_control'), 'oom_kill'),
-      remove: () => { try { rmdirSync(dir); } catch { /* still busy or gone */ } },
-    };
+    return cgroupAt(dir, limitBytes, 'memory.max_usage_in_bytes', 'memory.oom_control');
   }
   const controllers = existsSync(path.join(v2Root, 'cgroup.controllers')) ? readFileSync(path.join(v2Root, 'cgroup.controllers'), 'utf8') : '';
   if (!controllers.split(/\s+/).includes('memory')) throw new Error('no memory cgroup controller (neither cgroup v1 memory nor v2 with memory)');
@@ -71,10 +66,15 @@ export function createMemoryCgroup(name: string, limitBytes: number): MemoryCgro
   const dir = path.join(v2Root, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'memory.max'), String(limitBytes));
+  return cgroupAt(dir, limitBytes, 'memory.peak', 'memory.events');
+}
+
+/** The cgroup at `dir`: its peak from the file `peakFile`, its OOM kills from the `oom_kill` line of `oomFile`. */
+function cgroupAt(dir: string, limitBytes: number, peakFile: string, oomFile: string): MemoryCgroup {
   return {
     dir, limitBytes, procsFile: path.join(dir, 'cgroup.procs'),
-    peakBytes: () => readNumber(path.join(dir, 'memory.peak')),
-    oomKills: () => readKey(path.join(dir, 'memory.events'), 'oom_kill'),
+    peakBytes: () => readNumber(path.join(dir, peakFile)),
+    oomKills: () => readKey(path.join(dir, oomFile), 'oom_kill'),
     remove: () => { try { rmdirSync(dir); } catch { /* still busy or gone */ } },
   };
 }
