@@ -215,6 +215,10 @@ describe('bench/scale-live options and fixtures', () => {
     assert.equal(d.podServerNice, -10); // the pods' side answers first: it is not what is measured
     assert.equal(liveBenchOptions(['--pod-server-nice', '10']).podServerNice, 10);
     assert.throws(() => liveBenchOptions(['--pod-server-nice', '-21']), /≥ -20/);
+    assert.equal(d.replicaMemoryLimitMb, undefined); // no cgroup unless asked
+    assert.equal(liveBenchOptions(['--replica-memory-limit-mb', '512']).replicaMemoryLimitMb, 512);
+    assert.throws(() => liveBenchOptions(['--replica-memory-limit-mb', '32']), /≥ 64/);
+    assert.throws(() => liveBenchOptions(['--replica-memory-limit-mb', '1g']), /integer/);
     const o = liveBenchOptions(['--pods', '20000', '--policies=50', '--controller-args', '--kube-api-qps 200']);
     assert.equal(o.pods, 20_000);
     assert.equal(o.namespaces, 10);
