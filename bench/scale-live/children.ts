@@ -90,6 +90,8 @@ export interface ControllerProcess {
    * (`namespace/name`) → log times (ms since the epoch), in order.
    */
   readonly failureVerdicts: Map<string, number[]>;
+  /** Gate False writes the API server took (its `gate written` log lines, status False): pod → log times, in order. */
+  readonly falseWritten: Map<string, number[]>;
   readonly exited: Promise<number | null>;
   stop(): Promise<void>;
 }
@@ -105,6 +107,13 @@ export function startController(identity: string, args: readonly string[], logFi
   const out = createWriteStream(logFile);
   const levels: Record<string, number> = {};
   const failureVerdicts = new Map<string, number[]>();
+  const falseWritten = new Map<string, number[]>();
+  const note = (m: Map<string, number[]>, pod: string, time: unknown): void => {
+    const at = Date.parse(String(time));
+    const list = m.get(pod);
+    if (list === undefined) m.set(pod, [at]);
+    else list.push(at);
+  };
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code); }));
   const metricsPort = new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -114,12 +123,8 @@ export function startController(identity: string, args: readonly string[], logFi
         const level = String(o['level']);
         levels[level] = (levels[level] ?? 0) + 1;
         if (o['message'] === 'outprobe started' || o['msg'] === 'outprobe started') resolve(Number(o['metricsPort']));
-        if (o['msg'] === 'transition' && o['kind'] === 'readiness' && o['to'] === 'failure' && typeof o['pod'] === 'string') {
-          const at = Date.parse(String(o['time']));
-          const list = failureVerdicts.get(o['pod']);
-          if (list === undefined) failureVerdicts.set(o['pod'], [at]);
-          else list.push(at);
-        }
+        if (o['msg'] === 'transition' && o['kind'] === 'readiness' && o['to'] === 'failure' && typeof o['pod'] === 'string') note(failureVerdicts, o['pod'], o['time']);
+        if (o['msg'] === 'gate written' && o['status'] === 'False' && typeof o['pod'] === 'string') note(falseWritten, o['pod'], o['time']);
       } catch {
         // not JSON
       }
@@ -134,6 +139,7 @@ export function startController(identity: string, args: readonly string[], logFi
     metricsPort,
     levels,
     failureVerdicts,
+    falseWritten,
     exited,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -58,8 +58,14 @@ export interface DetectionFigures {
   readonly gates_false_seen: number;
   /** Failure (the pod server starts answering 503) → gate False seen on the watch. */
   readonly detection: Quantiles;
-  /** The controller's verdict (its `transition` log line, to failure) → gate False seen on the watch. */
+  /** The controller's verdict (its `transition` log line, to failure) → gate False seen on the benchmark's watch. */
   readonly verdict_to_write: Quantiles;
+  /**
+   * The controller's verdict → the API server took the False write (the
+   * controller's `gate written` log line, status False): the write alone,
+   * without the watch's delivery to the benchmark. `null` without the logs.
+   */
+  readonly verdict_to_written: Quantiles | null;
   /** Failed pods with a verdict in a log (a pod without one was not seen failing by any replica). */
   readonly verdicts_logged: number;
 }
@@ -70,20 +76,24 @@ export function detectionFigures(
   failAt: number,
   falseSeen: ReadonlyMap<string, readonly number[]>,
   verdicts: readonly ReadonlyMap<string, readonly number[]>[],
+  written?: readonly ReadonlyMap<string, readonly number[]>[],
 ): DetectionFigures {
   const detect: number[] = [];
   const toWrite: number[] = [];
+  const toWritten: number[] = [];
   let logged = 0;
   for (const key of keys) {
     const seen = firstAtOrAfter(falseSeen.get(key), failAt);
     const verdict = firstVerdict(verdicts, key, failAt);
     if (verdict !== undefined) logged++;
+    const landed = verdict === undefined || written === undefined ? undefined : firstVerdict(written, key, verdict);
+    if (verdict !== undefined && landed !== undefined) toWritten.push(landed - verdict);
     if (seen === undefined) continue;
     detect.push(seen - failAt);
     // A verdict after the False was seen belongs to a later failure: not this write's.
     if (verdict !== undefined && verdict <= seen) toWrite.push(seen - verdict);
   }
-  return { pods_failed: keys.length, gates_false_seen: detect.length, detection: quantiles(detect), verdict_to_write: quantiles(toWrite), verdicts_logged: logged };
+  return { pods_failed: keys.length, gates_false_seen: detect.length, detection: quantiles(detect), verdict_to_write: quantiles(toWrite), verdict_to_written: written === undefined ? null : quantiles(toWritten), verdicts_logged: logged };
 }
 
 /**

@@ -75,7 +75,7 @@ export async function detectionPhase(c: FailCtx): Promise<Record<string, unknown
   const allSeen = await waitFor(() => keys.every((k) => firstAtOrAfter(t.falseSeen.get(k), failAt) !== undefined), o.detectTimeoutS * 1000);
   const seenS = (Date.now() - failAt) / 1000;
   c.log(`detection: ${allSeen ? 'every' : 'not every'} failed pod's gate seen False after ${seenS.toFixed(1)} s; healing`);
-  const figures = detectionFigures(keys, failAt, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts));
+  const figures = detectionFigures(keys, failAt, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
   const healed = await heal(c, keys);
   return { ...figures, false_flips_other_pods: t.falseFlips - flips0, ...healed };
 }
@@ -132,7 +132,7 @@ export async function urgencyPhase(c: FailCtx, converged: () => boolean, spawned
     return { triggered: false, queued_initial_max: maxDepth };
   }
   const at = failAt;
-  const figures = detectionFigures(keys, at, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts));
+  const figures = detectionFigures(keys, at, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
   // How deep the initial-write queue was when each verdict was made.
   const atVerdicts: number[] = [];
   for (const k of keys) {
@@ -146,7 +146,7 @@ export async function urgencyPhase(c: FailCtx, converged: () => boolean, spawned
   }
   atVerdicts.sort((a, b) => a - b);
   const healed = await heal(c, keys);
-  c.log(`urgency: verdict → gate False seen p50 ${String(figures.verdict_to_write.p50_s)} s, p99 ${String(figures.verdict_to_write.p99_s)} s; healed`);
+  c.log(`urgency: verdict → gate False written p50 ${String(figures.verdict_to_written?.p50_s)} s, p99 ${String(figures.verdict_to_written?.p99_s)} s; seen on the watch p50 ${String(figures.verdict_to_write.p50_s)} s, p99 ${String(figures.verdict_to_write.p99_s)} s; healed`);
   return {
     triggered: true,
     fail_after_start_s: r3((at - spawnedAt) / 1000),

@@ -341,8 +341,8 @@ function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<strin
   const phase = (name: string): Record<string, unknown> => (f[name] as Record<string, unknown> | null) ?? {};
   const conv = phase('convergence');
   const steady = phase('steady');
-  const det = f['detection'] as { detection?: unknown; verdict_to_write?: unknown } | null;
-  const urg = f['urgency'] as { verdict_to_write?: unknown; queued_initial_at_verdicts?: unknown } | null;
+  const det = f['detection'] as { detection?: unknown; verdict_to_write?: unknown; verdict_to_written?: unknown } | null;
+  const urg = f['urgency'] as { verdict_to_write?: unknown; verdict_to_written?: unknown; queued_initial_at_verdicts?: unknown } | null;
   const mem = f['memory_after_convergence'] as { rss_mb: number | null; heap_used_mb: number | null }[];
   return {
     pods: o.pods,
@@ -356,8 +356,10 @@ function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<strin
     steady_api_writes_per_min: steady['api_writes_per_min'],
     detection_s: det?.detection ?? null,
     verdict_to_write_s: det?.verdict_to_write ?? null,
+    verdict_to_written_s: det?.verdict_to_written ?? null,
     false_flips: { steady: steady['false_flips'], recreate: (f['recreate'] as { false_flips?: number } | null)?.false_flips ?? null, whole_run: (f['whole_run'] as { false_flips: number }).false_flips },
     urgency_verdict_to_write_s: urg?.verdict_to_write ?? null,
+    urgency_verdict_to_written_s: urg?.verdict_to_written ?? null,
     urgency_queued_initial_at_verdicts: urg?.queued_initial_at_verdicts ?? null,
   };
 }

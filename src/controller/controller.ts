@@ -177,9 +177,9 @@ export class Controller {
       patch: (pod, condition) =>
         options.gateWrites === undefined ? patchGateCondition(client, pod, condition) : patchGateCondition(options.gateWrites.client, pod, condition, 'throw'),
       ...(options.gateWrites === undefined ? {} : { queue: options.gateWrites.queue }),
-      onWrite: (pod, condition, result, error) => {
+      onWrite: (pod, condition, result, error, timing) => {
         const policy = this.#gatePolicy(pod.namespace, condition.type);
-        observe({ type: 'gate-write', pod, condition, result, ...(policy === undefined ? {} : { policy }), ...(error === undefined ? {} : { error }) });
+        observe({ type: 'gate-write', pod, condition, result, timing, ...(policy === undefined ? {} : { policy }), ...(error === undefined ? {} : { error }) });
       },
       onRepair: (pod, condition, serverStatus) => observe({ type: 'gate-repair', pod, condition, serverStatus }),
       ...(options.confirmedSince === undefined && options.secondOpinion === undefined

@@ -4,7 +4,7 @@ import type { PanicCounts } from '../panic/index.ts';
 import type { Outcome, StallNote } from '../probing/index.ts';
 import type { Transition } from '../results/index.ts';
 import type { PlanIssue, TargetPlan } from '../targets/index.ts';
-import type { GateCondition, PodRef } from '../writeback/index.ts';
+import type { GateCondition, GateWriteTiming, PodRef } from '../writeback/index.ts';
 
 /**
  * What the controller reports. Domain code only emits these; logs, metrics
@@ -18,7 +18,7 @@ export type ControllerEvent =
   | { readonly type: 'pass-start'; readonly namespace: string; readonly policy: string; readonly lagMs: number }
   | { readonly type: 'transition'; readonly target: TargetPlan; readonly pod: Pod; readonly transition: Transition; readonly observe: boolean }
   /** `policy`: the policy that owns the gate (its summary Event accounts for gate-change Events that could not be sent). */
-  | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly policy?: PolicyRef; readonly error?: unknown }
+  | { readonly type: 'gate-write'; readonly pod: PodRef; readonly condition: GateCondition; readonly result: 'written' | 'gone' | 'failed'; readonly policy?: PolicyRef; readonly error?: unknown; readonly timing?: GateWriteTiming }
   | { readonly type: 'gate-repair'; readonly pod: PodRef; readonly condition: GateCondition; readonly serverStatus: string | undefined }
   | { readonly type: 'gate-skipped'; readonly target: TargetPlan; readonly pod: Pod; readonly condition: GateCondition; readonly why: 'observe' | 'ungated' | 'foreign' }
   | { readonly type: 'remediation'; readonly policy: PolicyRef; readonly pod: PodRef; readonly action: 'Evict' | 'Delete'; readonly result: RemediationResult; readonly message: string }

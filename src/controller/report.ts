@@ -54,11 +54,15 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       log.info('transition', { policy: e.target.policy, pod: ref(e.pod), container: e.target.container, kind: e.target.kind, from: e.transition.from, to: e.transition.to, cause: e.transition.cause });
     },
     'gate-write': (e) => {
-      metrics.recordGateWrite(e.result);
+      const written = e.result === 'written' && e.timing !== undefined ? { status: e.condition.status, delaySeconds: e.timing.sinceDesiredMs / 1000 } : undefined;
+      metrics.recordGateWrite(e.result, written);
       if (e.result === 'written') {
         const fold = e.policy === undefined ? undefined : { into: policyObject(e.policy), reason: 'ReadinessGateChangesFolded', what: 'gate changes' };
         emit(podObject(e.pod), 'Normal', 'ReadinessGateChanged', `Set condition ${e.condition.type} to ${e.condition.status}: ${e.condition.message}`, fold);
-        log.debug('gate written', { pod: ref(e.pod), conditionType: e.condition.type, status: e.condition.status, reason: e.condition.reason });
+        // A False takes the pod out of its Services: said at info, with how long it took from the verdict (issue 17).
+        const fields = { pod: ref(e.pod), conditionType: e.condition.type, status: e.condition.status, reason: e.condition.reason, ...(e.timing === undefined ? {} : { sinceDesiredSeconds: e.timing.sinceDesiredMs / 1000, requestSeconds: e.timing.requestMs / 1000 }) };
+        if (e.condition.status === 'False') log.info('gate written', fields);
+        else log.debug('gate written', fields);
       }
       if (e.result === 'failed') log.warn('gate write failed, will retry', { pod: ref(e.pod), error: errorText(e.error) });
     },

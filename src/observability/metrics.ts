@@ -61,6 +61,7 @@ export class Metrics {
   readonly #apiRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly #apiDuration: Histogram<'verb' | 'resource'>;
   readonly #gateWrites: Counter<'result'>;
+  readonly #gateWriteDelay: Histogram<'status'>;
   readonly #gateRepairs: Counter;
   readonly #gateWriteThrottled: Counter;
   readonly #gateWriteQueue: Gauge;
@@ -122,6 +123,13 @@ export class Metrics {
     this.#apiRequests = new Counter({ name: `${prefix}api_requests_total`, help: 'Kubernetes API requests by verb, resource and HTTP code ("<error>" when no response).', labelNames: ['verb', 'resource', 'code'], registers });
     this.#apiDuration = new Histogram({ name: `${prefix}api_request_duration_seconds`, help: 'Kubernetes API request latency.', labelNames: ['verb', 'resource'], buckets: latencyBuckets, registers });
     this.#gateWrites = new Counter({ name: `${prefix}gate_writes_total`, help: 'Readiness-gate condition writes by result.', labelNames: ['result'], registers });
+    this.#gateWriteDelay = new Histogram({
+      name: `${prefix}gate_write_delay_seconds`,
+      help: 'From the moment a gate condition was desired (for False: the failure verdict) to the API server taking its write, by the status written: write-guard holds, the write queue and the request.',
+      labelNames: ['status'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    });
     this.#gateRepairs = new Counter({ name: `${prefix}gate_repairs_total`, help: 'Confirmed gate conditions written again because another writer had changed them (a previous owner during handover, or a person).', registers });
     this.#gateWriteThrottled = new Counter({
       name: `${prefix}gate_write_throttled_total`,
@@ -283,8 +291,10 @@ export class Metrics {
     this.#gateWriteInflight.set(s.inflight);
   }
 
-  recordGateWrite(result: GateWriteResult): void {
+  /** `delaySeconds` (written only): from the desire to the server's answer. */
+  recordGateWrite(result: GateWriteResult, written?: { readonly status: 'True' | 'False'; readonly delaySeconds: number }): void {
     this.#gateWrites.inc({ result });
+    if (written !== undefined) this.#gateWriteDelay.observe({ status: written.status }, written.delaySeconds);
   }
 
   recordRemediation(r: { readonly policy: string; readonly action: RemediationAction; readonly result: RemediationResultLabel }): void {

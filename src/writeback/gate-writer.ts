@@ -33,11 +33,19 @@ export type GatePatchResult = { readonly resourceVersion: string } | 'gone';
 
 export type GateWriteResult = 'written' | 'gone' | 'failed';
 
+/** How long a write took: from the desire it sent to the server's answer, and the request alone. */
+export interface GateWriteTiming {
+  /** From when the condition sent was desired (for a False: its verdict) to the answer: guard holds, queue and request. */
+  readonly sinceDesiredMs: number;
+  /** From the request's start to its answer. */
+  readonly requestMs: number;
+}
+
 export interface GateWriterOptions {
   readonly clock: Clock;
   readonly patch: GatePatch;
   /** Called after every attempt (metrics, events). */
-  readonly onWrite?: (pod: PodRef, condition: GateCondition, result: GateWriteResult, error?: unknown) => void;
+  readonly onWrite?: (pod: PodRef, condition: GateCondition, result: GateWriteResult, error: unknown, timing: GateWriteTiming) => void;
   /** Called when a confirmed condition is written again because the server showed `serverStatus`. */
   readonly onRepair?: (pod: PodRef, condition: GateCondition, serverStatus: string | undefined) => void;
   /**
@@ -275,6 +283,12 @@ export class GateWriter {
     entry.seenInFlight = [];
     const version = entry.version;
     const condition = entry.desired;
+    const desiredAt = entry.desiredAt;
+    const sentAt = this.#o.clock.now();
+    const timing = (): GateWriteTiming => {
+      const now = this.#o.clock.now();
+      return { sinceDesiredMs: now - desiredAt, requestMs: now - sentAt };
+    };
     const sent = this.#o.patch(entry.pod, condition);
     sent.then(
       (result) => {
@@ -284,13 +298,13 @@ export class GateWriter {
           if (byType?.get(condition.type) === entry) byType.delete(condition.type);
           this.#waiting.delete(entry);
           if (byType?.size === 0) this.#entries.delete(entry.pod.uid);
-          this.#o.onWrite?.(entry.pod, condition, 'gone');
+          this.#o.onWrite?.(entry.pod, condition, 'gone', undefined, timing());
           return;
         }
         entry.confirmed = Math.max(entry.confirmed, version);
         if (entry.confirmed >= entry.version) entry.repairing = false;
         entry.echo = entry.seenInFlight.some((rv) => atOrAfter(rv, result.resourceVersion)) ? undefined : { resourceVersion: result.resourceVersion, at: this.#o.clock.now() };
-        this.#o.onWrite?.(entry.pod, condition, 'written');
+        this.#o.onWrite?.(entry.pod, condition, 'written', undefined, timing());
         this.#kick(entry); // a newer desire may have arrived meanwhile
       },
       (error: unknown) => {
@@ -298,7 +312,7 @@ export class GateWriter {
         if (this.#o.queue !== undefined && isThrottle(error)) return; // the queue waits and resends it
         entry.failedAt = this.#o.clock.now();
         if (this.#entries.get(entry.pod.uid)?.get(condition.type) === entry) this.#waiting.add(entry);
-        this.#o.onWrite?.(entry.pod, condition, 'failed', error);
+        this.#o.onWrite?.(entry.pod, condition, 'failed', error, timing());
       },
     );
     return sent;

@@ -8,7 +8,7 @@ export type { DisruptionOptions, DisruptionResult, DisruptionTarget } from './ap
 export { budgetCountsOf, budgetDecision, budgetDecisionFromCounts, failingPercent, isHalted, resolveMaxUnavailable } from './budget.ts';
 export type { BudgetCounts, BudgetDecision, BudgetPod, BudgetSpec } from './budget.ts';
 export { GateWriter } from './gate-writer.ts';
-export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriterOptions, PodRef, WriteContext } from './gate-writer.ts';
+export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriteTiming, GateWriterOptions, PodRef, WriteContext } from './gate-writer.ts';
 export { WriteQueue, urgencies } from './write-queue.ts';
 export type { QueuedWrite, Urgency, WriteOutcome, WriteQueueOptions } from './write-queue.ts';
 export { effectiveAction, effectiveBudget, limitNotes, noRemediationLimits, RemediationRate } from './limits.ts';

@@ -168,6 +168,18 @@ describe('bench/scale-live detection figures', () => {
     assert.deepEqual(f.detection, { n: 2, p50_s: 20, p99_s: 25, max_s: 25 });
     assert.deepEqual(f.verdict_to_write, { n: 1, p50_s: 0.5, p99_s: 0.5, max_s: 0.5 });
     assert.equal(f.verdicts_logged, 2);
+    assert.equal(f.verdict_to_written, null, 'without the write log lines: null, not zeros');
+  });
+
+  it('verdict-to-written from the verdict to the first False write any replica logged at or after it', () => {
+    const failAt = 1000;
+    const seen = new Map([['ns/a', [21_000]], ['ns/b', [26_000]]]);
+    const verdicts = [new Map([['ns/a', [20_500]], ['ns/b', [25_000]]])];
+    // a: an older write (before the verdict) is not this verdict's; b's write was logged by the other replica.
+    const written = [new Map([['ns/a', [900, 20_800]]]), new Map([['ns/b', [25_400]]])];
+    const f = detectionFigures(['ns/a', 'ns/b'], failAt, seen, verdicts, written);
+    assert.deepEqual(f.verdict_to_written, { n: 2, p50_s: 0.3, p99_s: 0.4, max_s: 0.4 });
+    assert.deepEqual(f.verdict_to_write, { n: 2, p50_s: 0.5, p99_s: 1, max_s: 1 });
   });
 
   it('a sampled series\' value at a moment is the last sample at or before it', () => {

@@ -54,6 +54,32 @@ describe('reporter: gate changes', () => {
       { into: { kind: 'ProbePolicy', apiVersion: 'outprobe.io/v1alpha1', namespace: 'shop', name: 'web', uid: 'p-1' }, reason: 'ReadinessGateChangesFolded', what: 'gate changes' },
     ]]);
   });
+
+  it('a written False is logged at info with its delay from the verdict and fills the delay histogram by status; a True stays at debug', async () => {
+    const lines: { level: string; msg: string; fields: LogFields | undefined }[] = [];
+    const log: Logger = {
+      error: () => undefined, warn: () => undefined,
+      info: (msg, fields) => lines.push({ level: 'info', msg, fields }),
+      debug: (msg, fields) => lines.push({ level: 'debug', msg, fields }),
+      child: () => log,
+    };
+    const metrics = new Metrics({ defaultMetrics: false });
+    const report = reporter({ log, metrics, events: { record: () => undefined } as unknown as EventRecorder });
+    const pod = { namespace: 'shop', name: 'web-1', uid: 'u-1' };
+    const base = { type: 'outprobe.io/web', lastTransitionTime: '2026-11-25T09:00:00Z', lastProbeTime: '2026-11-25T09:00:00Z' };
+    report({ type: 'gate-write', pod, condition: { ...base, status: 'False', reason: 'ProbeFailed', message: 'HTTP probe failed with statuscode: 503' }, result: 'written', timing: { sinceDesiredMs: 700, requestMs: 300 } });
+    report({ type: 'gate-write', pod, condition: { ...base, status: 'True', reason: 'ProbeSucceeded', message: '' }, result: 'written', timing: { sinceDesiredMs: 40_000, requestMs: 200 } });
+    report({ type: 'gate-write', pod, condition: { ...base, status: 'True', reason: 'ProbeSucceeded', message: '' }, result: 'failed', error: new Error('boom'), timing: { sinceDesiredMs: 5, requestMs: 5 } });
+    assert.deepEqual(lines.filter((l) => l.msg === 'gate written').map((l) => [l.level, l.fields?.['status'], l.fields?.['sinceDesiredSeconds'], l.fields?.['requestSeconds']]), [
+      ['info', 'False', 0.7, 0.3],
+      ['debug', 'True', 40, 0.2],
+    ]);
+    const text = await metrics.text();
+    assert.ok(text.includes('outprobe_gate_write_delay_seconds_bucket{le="0.75",status="False"} 1'), text);
+    assert.ok(text.includes('outprobe_gate_write_delay_seconds_bucket{le="0.5",status="False"} 0'));
+    assert.ok(text.includes('outprobe_gate_write_delay_seconds_sum{status="True"} 40'), 'a failed write is not a delay');
+    assert.ok(text.includes('outprobe_gate_write_delay_seconds_count{status="True"} 1'));
+  });
 });
 
 describe('reporter: reflector signals', () => {

@@ -35,6 +35,30 @@ function manualPatch(): { calls: Call[]; patch: (p: PodRef, c: GateCondition) =>
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('GateWriter', () => {
+  it('times each write from the desire it sent (held by the guard or queued meanwhile) and from its request', async () => {
+    const clock = new FakeClock();
+    const m = manualPatch();
+    const timings: [string, string, number, number][] = [];
+    let allow = false;
+    const w = new GateWriter({
+      clock, patch: m.patch, mayWrite: () => allow,
+      onWrite: (_p, c, result, _e, t) => timings.push([c.status, result, t.sinceDesiredMs, t.requestMs]),
+    });
+    w.desire(pod, cond('False', 'x'), 'True');
+    clock.advance(400);
+    allow = true;
+    w.sweep();
+    assert.equal(m.calls.length, 1);
+    clock.advance(250);
+    m.calls[0]?.resolve('ok');
+    await tick();
+    w.desire(pod, cond('True'), 'False');
+    clock.advance(30);
+    m.calls[1]?.reject(new Error('boom'));
+    await tick();
+    assert.deepEqual(timings, [['False', 'written', 650, 250], ['True', 'failed', 30, 30]]);
+  });
+
   it('writes a new desired condition once and nothing in steady state', async () => {
     const m = manualPatch();
     const w = new GateWriter({ clock: new FakeClock(), patch: m.patch });
