@@ -75,8 +75,9 @@ export async function detectionPhase(c: FailCtx): Promise<Record<string, unknown
   const allSeen = await waitFor(() => keys.every((k) => firstAtOrAfter(t.falseSeen.get(k), failAt) !== undefined), o.detectTimeoutS * 1000);
   const seenS = (Date.now() - failAt) / 1000;
   c.log(`detection: ${allSeen ? 'every' : 'not every'} failed pod's gate seen False after ${seenS.toFixed(1)} s; healing`);
-  const figures = detectionFigures(keys, failAt, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
+  // After healing: a replica logs its False write when the answer reaches it, which can be after the watch showed it.
   const healed = await heal(c, keys);
+  const figures = detectionFigures(keys, failAt, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
   return { ...figures, false_flips_other_pods: t.falseFlips - flips0, ...healed };
 }
 
@@ -132,7 +133,6 @@ export async function urgencyPhase(c: FailCtx, converged: () => boolean, spawned
     return { triggered: false, queued_initial_max: maxDepth };
   }
   const at = failAt;
-  const figures = detectionFigures(keys, at, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
   // How deep the initial-write queue was when each verdict was made.
   const atVerdicts: number[] = [];
   for (const k of keys) {
@@ -145,7 +145,9 @@ export async function urgencyPhase(c: FailCtx, converged: () => boolean, spawned
     if (q !== undefined) atVerdicts.push(q);
   }
   atVerdicts.sort((a, b) => a - b);
+  // After healing: a replica logs its False write when the answer reaches it, which can be after the watch showed it.
   const healed = await heal(c, keys);
+  const figures = detectionFigures(keys, at, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
   c.log(`urgency: verdict → gate False written p50 ${String(figures.verdict_to_written?.p50_s)} s, p99 ${String(figures.verdict_to_written?.p99_s)} s; seen on the watch p50 ${String(figures.verdict_to_write.p50_s)} s, p99 ${String(figures.verdict_to_write.p99_s)} s; healed`);
   return {
     triggered: true,
