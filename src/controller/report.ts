@@ -51,7 +51,10 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     },
     transition: (e) => {
       metrics.recordTransition({ policy: e.target.policy, kind: e.target.kind, to: e.transition.to });
-      log.info('transition', { policy: e.target.policy, pod: ref(e.pod), container: e.target.container, kind: e.target.kind, from: e.transition.from, to: e.transition.to, cause: e.transition.cause });
+      const fields = { policy: e.target.policy, pod: ref(e.pod), container: e.target.container, kind: e.target.kind, from: e.transition.from, to: e.transition.to, cause: e.transition.cause };
+      // A new container instance's initial value is bookkeeping, not a verdict: one line per target at start-up is debug.
+      if (e.transition.cause === 'initial') log.debug('transition', fields);
+      else log.info('transition', fields);
     },
     'gate-write': (e) => {
       const written = e.result === 'written' && e.timing !== undefined ? { status: e.condition.status, delaySeconds: e.timing.sinceDesiredMs / 1000 } : undefined;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { reporter } from '../../../src/controller/index.ts';
 import { reflectorEvent } from '../../../src/controller/events.ts';
+import type { ControllerEvent } from '../../../src/controller/events.ts';
 import { Metrics } from '../../../src/observability/index.ts';
 import type { EventRecorder, LogFields, Logger } from '../../../src/observability/index.ts';
 import type { Pod } from '../../../src/kube/index.ts';
@@ -38,6 +39,27 @@ describe('reporter', () => {
     const report = reporter({ log: quiet, metrics, events: { record: () => undefined } as unknown as EventRecorder });
     report({ type: 'pass-start', namespace: 'shop', policy: 'shop/web', lagMs: 1_500 });
     assert.ok((await metrics.text()).includes('outprobe_probe_schedule_lag_seconds_sum{namespace="shop",policy="shop/web"} 1.5'));
+  });
+});
+
+describe('reporter: transitions', () => {
+  it('a verdict is logged at info; a new instance\'s initial value at debug', () => {
+    const lines: string[] = [];
+    const log: Logger = {
+      error: () => undefined, warn: () => undefined,
+      info: (msg, f) => lines.push(`info ${msg} ${String(f?.['cause'])} ${String(f?.['to'])}`),
+      debug: (msg, f) => lines.push(`debug ${msg} ${String(f?.['cause'])} ${String(f?.['to'])}`),
+      child: () => log,
+    };
+    const report = reporter({ log, metrics: new Metrics({ defaultMetrics: false }), events: { record: () => undefined } as unknown as EventRecorder });
+    const target = { policy: 'shop/web', container: 'app', kind: 'readiness' } as unknown as Extract<ControllerEvent, { type: 'transition' }>['target'];
+    const pod = { namespace: 'shop', name: 'web-1', uid: 'u-1' } as unknown as Pod;
+    const at = (cause: 'initial' | 'probe', from: 'success' | 'failure' | null, to: 'success' | 'failure'): ControllerEvent =>
+      ({ type: 'transition', target, pod, observe: false, transition: { key: 'k', kind: 'readiness', from, to, cause, output: '', at: 0, instance: null } } as unknown as ControllerEvent);
+    report(at('initial', null, 'failure'));
+    report(at('probe', 'failure', 'success'));
+    report(at('probe', 'success', 'failure'));
+    assert.deepEqual(lines, ['debug transition initial failure', 'info transition probe success', 'info transition probe failure']);
   });
 });
 
