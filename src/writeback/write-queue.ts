@@ -9,8 +9,6 @@ import type { KubeApiError } from '../kube/index.ts';
  */
 export const urgencies = ['false', 'repair', 'recovery', 'initial'] as const;
 export type Urgency = (typeof urgencies)[number];
-/** `false` and `repair`: the classes that may use the reserve above the limit. */
-const urgentClasses = 2;
 
 /** One queued write. `run` is called when a slot is free; `undefined`: nothing to send any more (the slot is freed at once). */
 export interface QueuedWrite {
@@ -29,13 +27,6 @@ export interface WriteQueueOptions {
   readonly maxInflight?: number;
   /** Writes in flight at the start (and the floor is 1). @default min(8, maxInflight) */
   readonly initialInflight?: number;
-  /**
-   * Slots above the limit that only a gate turning False or a repair may
-   * use, as a share of the limit (rounded down): an urgent write is sent at
-   * once instead of waiting for one of `limit` first-time writes to be
-   * answered (issue 17). Nothing is sent during a pause all the same. @default 0.25
-   */
-  readonly urgentReserve?: number;
   /** A write slower than this does not grow the limit. @default 1000 */
   readonly slowMs?: number;
   /** Pause after a 429/503 without Retry-After: this, doubled per throttled round in a row (no success between), up to `maxPauseMs`. @default 1000 */
@@ -63,8 +54,6 @@ interface Handle {
 /**
  * The gate-write queue (ADR 0022): writes wait in four FIFO classes by
  * urgency and are sent most urgent first, with at most `limit` in flight.
- * False and repair writes may also use a reserve of a quarter of the limit
- * above it, so they never wait for a first-time write to be answered.
  * The limit adapts (AIMD on concurrency): +1 per fast success while below
  * the first throttle's level (slow start), +1/limit after; halved on a 429
  * or 503 (once per round: writes sent before the last halving do not halve
@@ -146,18 +135,11 @@ export class WriteQueue {
       this.#armWake();
       return;
     }
-    for (;;) {
-      // Within the limit every class; in the reserve above it, only False and repair writes.
-      const classes = this.#inflight < this.limit ? urgencies.length : this.#inflight < this.limit + this.reserve ? urgentClasses : 0;
-      const job = classes === 0 ? undefined : this.#next(classes);
+    while (this.#inflight < this.limit) {
+      const job = this.#next();
       if (job === undefined) return;
       this.#send(job, now);
     }
-  }
-
-  /** Slots above the limit for False and repair writes now. */
-  get reserve(): number {
-    return Math.floor(this.limit * (this.#o.urgentReserve ?? 0.25));
   }
 
   #push(write: QueuedWrite, urgency: Urgency, handle: Handle, front = false): void {
@@ -177,9 +159,8 @@ export class WriteQueue {
     this.#waitingBy[i] = (this.#waitingBy[i] ?? 0) - 1;
   }
 
-  /** The next job of the `classes` most urgent classes. */
-  #next(classes: number): Job | undefined {
-    for (let i = 0; i < classes; i++) {
+  #next(): Job | undefined {
+    for (let i = 0; i < urgencies.length; i++) {
       const list = this.#classes[i] ?? [];
       let head = this.#heads[i] ?? 0;
       while (head < list.length) {

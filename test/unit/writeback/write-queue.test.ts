@@ -143,60 +143,13 @@ describe('WriteQueue', () => {
   it('sends a False queued behind 1,000 first-time Trues within the next few writes', async () => {
     const clock = new FakeClock();
     const m = manual();
-    const q = new WriteQueue({ clock, maxInflight: 4, initialInflight: 4, urgentReserve: 0 });
+    const q = new WriteQueue({ clock, maxInflight: 4, initialInflight: 4 });
     for (let i = 0; i < 1000; i++) q.submit(m.write(`true${i}`), 'initial');
     q.submit(m.write('false'), 'false');
     assert.equal(m.sent.length, 4);
     m.sent[0]?.resolve();
     await tick();
     assert.equal(m.sent[4]?.name, 'false', 'the next write sent is the False');
-  });
-
-  it('sends False and repair writes at once into a reserve of a quarter of the limit above it; first-time and recovery writes never use it', async () => {
-    const clock = new FakeClock();
-    const m = manual();
-    const q = new WriteQueue({ clock, maxInflight: 8, initialInflight: 8 });
-    assert.equal(q.reserve, 2);
-    for (let i = 0; i < 100; i++) q.submit(m.write(`true${i}`), 'initial');
-    q.submit(m.write('rec'), 'recovery');
-    assert.equal(m.sent.length, 8, 'the limit is full');
-    q.submit(m.write('f1'), 'false');
-    q.submit(m.write('rep'), 'repair');
-    assert.deepEqual(m.sent.slice(8).map((s) => s.name), ['f1', 'rep'], 'sent at once, in the reserve');
-    q.submit(m.write('f2'), 'false');
-    assert.equal(m.sent.length, 10, 'the reserve is full too: f2 waits');
-    assert.equal(q.inflight, 10);
-    // A slot frees: in flight 9 is still above the limit, so only the urgent f2 may go.
-    m.sent[0]?.resolve();
-    await tick();
-    assert.deepEqual(m.sent.slice(10).map((s) => s.name), ['f2']);
-    // Three more free: back under the limit, the recovery goes before first-time Trues.
-    for (let i = 1; i <= 3; i++) m.sent[i]?.resolve();
-    await tick();
-    assert.deepEqual(m.sent.slice(11).map((s) => s.name), ['rec']);
-    assert.ok(q.inflight <= q.limit + q.reserve);
-  });
-
-  it('sends nothing, urgent or not, while paused by a Retry-After; the reserve shrinks with the limit', async () => {
-    const clock = new FakeClock();
-    const m = manual();
-    const q = new WriteQueue({ clock, maxInflight: 8, initialInflight: 8 });
-    for (let i = 0; i < 20; i++) q.submit(m.write(`true${i}`), 'initial');
-    m.sent[0]?.reject(throttle(2000));
-    await tick();
-    assert.equal(q.limit, 4);
-    assert.equal(q.reserve, 1);
-    q.submit(m.write('f'), 'false');
-    for (let i = 1; i < 8; i++) m.sent[i]?.resolve();
-    await tick();
-    assert.equal(m.sent.length, 8, 'paused: nothing sent, not even the False');
-    clock.advance(2000);
-    await tick();
-    // (The 7 successes during the pause grew the limit additively, from 4 to 5.)
-    assert.equal(q.limit, 5);
-    assert.deepEqual(m.sent.slice(8).map((s) => s.name), ['f', 'true0', 'true8', 'true9', 'true10'], 'when the pause ends: the False, the throttled write again, then the rest up to the limit');
-    const q1 = new WriteQueue({ clock, maxInflight: 3, initialInflight: 3 });
-    assert.equal(q1.reserve, 0, 'below a limit of 4 there is no reserve');
   });
 
   it('orders False, repair, recovery, initial and raises a queued write', async () => {
