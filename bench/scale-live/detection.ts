@@ -42,7 +42,7 @@ export function firstAtOrAfter(times: readonly number[] | undefined, since: numb
   return best;
 }
 
-/** The earliest failure verdict of a pod at or after `since`, over every replica's log. */
+/** The earliest time of a pod at or after `since` over every replica's log (its failure verdicts, or its False writes). */
 export function firstVerdict(verdicts: readonly ReadonlyMap<string, readonly number[]>[], key: string, since: number): number | undefined {
   let best: number | undefined;
   for (const v of verdicts) {

@@ -14,7 +14,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ControllerProcess, PodServer } from './children.ts';
-import { detectionFigures, failCount, firstAtOrAfter, quantiles, spreadPick, valueAt } from './detection.ts';
+import { detectionFigures, failCount, firstAtOrAfter, firstVerdict, quantiles, spreadPick, valueAt } from './detection.ts';
+import type { DetectionFigures } from './detection.ts';
 import { podRef } from './fixtures.ts';
 import type { PodWatch } from './objects.ts';
 import type { LiveBenchOptions } from './options.ts';
@@ -61,6 +62,11 @@ async function heal(c: FailCtx, keys: readonly string[]): Promise<Record<string,
   return { gates_true_again: back.size, heal_to_true: quantiles([...back.values()].map((at) => at - healedAt)) };
 }
 
+/** Detection figures of `keys`, failed at `failAt`, from the driver's watch and every replica's log. */
+function figuresOf(c: FailCtx, keys: readonly string[], failAt: number): DetectionFigures {
+  return detectionFigures(keys, failAt, c.watch.tracker.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
+}
+
 /** The detection phase: `--fail-percent` of the pods, spread evenly, fail now. */
 export async function detectionPhase(c: FailCtx): Promise<Record<string, unknown>> {
   const { o, run, watch } = c;
@@ -77,7 +83,7 @@ export async function detectionPhase(c: FailCtx): Promise<Record<string, unknown
   c.log(`detection: ${allSeen ? 'every' : 'not every'} failed pod's gate seen False after ${seenS.toFixed(1)} s; healing`);
   // After healing: a replica logs its False write when the answer reaches it, which can be after the watch showed it.
   const healed = await heal(c, keys);
-  const figures = detectionFigures(keys, failAt, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
+  const figures = figuresOf(c, keys, failAt);
   return { ...figures, false_flips_other_pods: t.falseFlips - flips0, ...healed };
 }
 
@@ -134,20 +140,17 @@ export async function urgencyPhase(c: FailCtx, converged: () => boolean, spawned
   }
   const at = failAt;
   // How deep the initial-write queue was when each verdict was made.
+  const verdicts = c.controllers.map((ctl) => ctl.failureVerdicts);
   const atVerdicts: number[] = [];
   for (const k of keys) {
-    let v: number | undefined;
-    for (const ctl of c.controllers) {
-      const x = firstAtOrAfter(ctl.failureVerdicts.get(k), at);
-      if (x !== undefined && (v === undefined || x < v)) v = x;
-    }
+    const v = firstVerdict(verdicts, k, at);
     const q = v === undefined ? undefined : valueAt(depth, v);
     if (q !== undefined) atVerdicts.push(q);
   }
   atVerdicts.sort((a, b) => a - b);
   // After healing: a replica logs its False write when the answer reaches it, which can be after the watch showed it.
   const healed = await heal(c, keys);
-  const figures = detectionFigures(keys, at, t.falseSeen, c.controllers.map((ctl) => ctl.failureVerdicts), c.controllers.map((ctl) => ctl.falseWritten));
+  const figures = figuresOf(c, keys, at);
   c.log(`urgency: verdict → gate False written p50 ${String(figures.verdict_to_written?.p50_s)} s, p99 ${String(figures.verdict_to_written?.p99_s)} s; seen on the watch p50 ${String(figures.verdict_to_write.p50_s)} s, p99 ${String(figures.verdict_to_write.p99_s)} s; healed`);
   return {
     triggered: true,
