@@ -373,6 +373,13 @@ async function main(): Promise<void> {
   const loadStart = os.loadavg().map(r3); // other work on the machine shares its CPUs
   log(`options ${JSON.stringify(o)}; ${nodes} kwok nodes; files in ${dir}`);
   const cp = await startControlPlane({ full: true, network: 'loopback', nodes: Math.min(nodes, nodesPerNetwork), log, dir: path.join(dir, 'plane') });
+  // Stopped by a signal, the run never reaches its finally: the plane's own
+  // handler (registered first, so it runs first) has killed the plane, the
+  // replicas and the pod server die with this process (setpriv --pdeathsig);
+  // what is left is the run's files, a few hundred MB of etcd data and logs.
+  const dropFiles = (): void => { if (!o.keep) rmSync(dir, { recursive: true, force: true }); };
+  process.once('SIGTERM', dropFiles);
+  process.once('SIGINT', dropFiles);
   let pods: PodServer | undefined;
   let watch: PodWatch | undefined;
   const controllers: ControllerProcess[] = [];
@@ -428,6 +435,8 @@ async function main(): Promise<void> {
     pods?.close();
     await cp.stop({ keepDir: o.keep });
     release();
+    process.removeListener('SIGTERM', dropFiles);
+    process.removeListener('SIGINT', dropFiles);
     if (o.keep) log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
