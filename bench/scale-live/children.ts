@@ -150,3 +150,15 @@ export function startController(identity: string, args: readonly string[], logFi
     },
   };
 }
+
+const ceilingPath = fileURLToPath(new URL('./write-ceiling.ts', import.meta.url));
+
+/** The bare gate writer of `--write-ceiling` (write-ceiling.ts): resolves with its JSON line once it has written every pod. */
+export async function runWriteCeiling(kubeconfig: string, selector: string, inflight: number): Promise<Record<string, unknown>> {
+  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, ceilingPath, kubeconfig, selector, String(inflight)], 'write-ceiling');
+  let last = '';
+  createInterface({ input: child.stdout! }).on('line', (line) => { last = line; });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => { resolve(c); }));
+  if (code !== 0) throw new Error(`write-ceiling.ts exited ${String(code)}`);
+  return JSON.parse(last) as Record<string, unknown>;
+}

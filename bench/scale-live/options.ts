@@ -52,6 +52,13 @@ export interface LiveBenchOptions {
    */
   readonly replicaMemoryLimitMb: number | undefined;
   /**
+   * Instead of replicas, write every pod's gate condition True from a bare
+   * writer with this many writes in flight (`write-ceiling.ts`): the plane's
+   * own pace for gate writes when nothing probes. 0: off, the replicas run.
+   * @default 0
+   */
+  readonly writeCeiling: number;
+  /**
    * Percent of the pods made to fail (their HTTP readiness answers 503) in
    * the detection phase after the recreate; 0 skips it. @default 1
    */
@@ -95,7 +102,7 @@ function bool(name: string, argv: readonly string[]): boolean {
   return value !== undefined && !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
-const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb']);
+const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb', 'write-ceiling']);
 
 export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   for (let i = 0; i < argv.length; i++) {
@@ -142,5 +149,6 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
     podServerNice: int('pod-server-nice', -10, argv, -20),
     keep: bool('keep', argv),
     replicaMemoryLimitMb: raw('replica-memory-limit-mb', argv) === undefined ? undefined : int('replica-memory-limit-mb', 0, argv, 64),
+    writeCeiling: int('write-ceiling', 0, argv),
   };
 }

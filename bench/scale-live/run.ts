@@ -21,7 +21,7 @@ import type { ControlPlane } from '../../test/support/cluster/index.ts';
 import { busiestWindowShare, firstProbes, timesOf } from './arrivals.ts';
 import { createMemoryCgroup, heapLimitsIn } from './cgroup.ts';
 import type { MemoryCgroup } from './cgroup.ts';
-import { startController, startPodServer } from './children.ts';
+import { runWriteCeiling, startController, startPodServer } from './children.ts';
 import type { ControllerProcess, PodServer, PodServerStats } from './children.ts';
 import { detectionPhase, urgencyPhase } from './phases.ts';
 import { addNodes, nodesPerNetwork } from './plane.ts';
@@ -364,6 +364,30 @@ function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<strin
   };
 }
 
+/**
+ * `--write-ceiling`: every gate written True by the bare writer, timed to the
+ * last True on the driver's watch, with each plane process's CPU over that
+ * time (the pod server idles: nothing probes).
+ */
+async function writeCeiling(cp: ControlPlane, o: LiveBenchOptions, run: string, watch: PodWatch, podServerPid: number): Promise<Record<string, unknown>> {
+  const procs = [...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', podServerPid] as const];
+  const cpu = (): Map<string, number> => new Map(procs.map(([name, pid]) => [name, processCpuSeconds(pid)]));
+  const before = cpu();
+  const start = Date.now();
+  const writer = await runWriteCeiling(cp.kubeconfigPath, `${runLabel}=${run}`, o.writeCeiling);
+  await until('every gate True', () => watch.tracker.gateTrue >= o.pods, o.convergeTimeoutS * 1000, () => `${watch.tracker.gateTrue}/${o.pods} True`);
+  const seenS = (Date.now() - start) / 1000;
+  const after = cpu();
+  const used = Object.fromEntries(procs.map(([name]) => [name, r3((after.get(name) ?? 0) - (before.get(name) ?? 0))]));
+  const writes = Number(writer['writes']);
+  const apiserver = used['kube-apiserver'] ?? 0;
+  log(`every gate True seen after ${seenS.toFixed(1)} s (the writer's own count: ${String(writer['seconds'])} s)`);
+  return {
+    all_gates_true_s: r3(seenS), writer, plane_cpu_s: used, plane_cpu_cores: Object.fromEntries(Object.entries(used).map(([k, v]) => [k, r3(v / seenS)])),
+    apiserver_cpu_ms_per_write: writes > 0 ? r3((apiserver * 1000) / writes) : null,
+  };
+}
+
 async function main(): Promise<void> {
   const o = liveBenchOptions(process.argv.slice(2));
   const run = Date.now().toString(36);
@@ -400,6 +424,13 @@ async function main(): Promise<void> {
     const w = watch;
     await until('every pod Running with an IP', () => w.tracker.running >= o.pods, Math.max(900_000, o.pods * 60), () => `${w.tracker.running}/${o.pods} running`);
     const runningS = (Date.now() - t0) / 1000;
+    if (o.writeCeiling > 0) {
+      log(`every pod Running; writing every gate True from a bare writer, ${o.writeCeiling} in flight`);
+      const figures = await writeCeiling(cp, o, run, w, pods.pid);
+      line = JSON.stringify({ bench: 'scale', mode: 'write-ceiling', pods: o.pods, ...figures, kwok_nodes: nodes, create_s: r3(createS), all_running_after_s: r3(runningS),
+        env: { node: process.version, cpus: os.cpus().length, loadavg_start: loadStart, loadavg_end: os.loadavg().map(r3), date: new Date().toISOString() } });
+      return;
+    }
     log(`every pod Running; starting ${o.replicas} outprobe replica(s)`);
     const spawnedAt = Date.now();
     const args = controllerArgs({ o, cp }, nets.cidrs);
@@ -439,9 +470,9 @@ async function main(): Promise<void> {
     process.removeListener('SIGINT', dropFiles);
     if (o.keep) log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
+    // The last stdout line, after everything was stopped (also for --write-ceiling, which returns early).
+    if (line !== undefined) process.stdout.write(`${line}\n`);
   }
-  // The last stdout line, after everything was stopped.
-  process.stdout.write(`${line}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -247,6 +247,9 @@ describe('bench/scale-live options and fixtures', () => {
     assert.throws(() => liveBenchOptions(['--probe', 'tcp']), /need --probe http/); // a TCP probe cannot be made to fail by the pod server
     assert.equal(liveBenchOptions(['--probe', 'tcp', '--fail-percent', '0']).failPercent, 0);
     assert.throws(() => liveBenchOptions(['--urgency-queued', '10000', '--fail-percent', '0']), /needs --fail-percent/);
+    assert.equal(d.writeCeiling, 0); // the replicas run unless the bare writer is asked for
+    assert.equal(liveBenchOptions(['--write-ceiling', '64']).writeCeiling, 64);
+    assert.throws(() => liveBenchOptions(['--write-ceiling', 'many']), /integer/);
     const policy = policyObject(liveBenchOptions(['--failure-threshold', '1']), 'r', 0) as { spec: { readiness: { probe: Record<string, unknown> } } };
     assert.equal(policy.spec.readiness.probe['failureThreshold'], 1);
     assert.equal((policyObject(d, 'r', 0) as typeof policy).spec.readiness.probe['failureThreshold'], undefined);
