@@ -364,13 +364,18 @@ function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<strin
   };
 }
 
+/** The plane's processes and the pod server, by name: what the sampler and the write ceiling take CPU from. */
+function planePids(cp: ControlPlane, podServerPid: number): Record<string, number> {
+  return Object.fromEntries([...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', podServerPid] as const]);
+}
+
 /**
  * `--write-ceiling`: every gate written True by the bare writer, timed to the
  * last True on the driver's watch, with each plane process's CPU over that
  * time (the pod server idles: nothing probes).
  */
 async function writeCeiling(cp: ControlPlane, o: LiveBenchOptions, run: string, watch: PodWatch, podServerPid: number): Promise<Record<string, unknown>> {
-  const procs = [...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', podServerPid] as const];
+  const procs = Object.entries(planePids(cp, podServerPid));
   const cpu = (): Map<string, number> => new Map(procs.map(([name, pid]) => [name, processCpuSeconds(pid)]));
   const before = cpu();
   const start = Date.now();
@@ -442,7 +447,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < o.replicas; r++) controllers.push(startController(`bench-${r}`, args, path.join(dir, `controller-bench-${r}.log`), o.controllerNodeArgs, cgroups[r]));
     const ports = await Promise.all(controllers.map((ctl) => ctl.metricsPort));
     const url = new URL(cp.server);
-    const plane = Object.fromEntries([...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', pods.pid] as const]);
+    const plane = planePids(cp, pods.pid);
     sampler = new Sampler({
       replicas: controllers.map((ctl, i) => ({ identity: ctl.identity, pid: ctl.pid, metricsUrl: `http://127.0.0.1:${ports[i] ?? 0}/metrics` })),
       plane, apiserver: { ip: url.hostname, port: Number(url.port) }, intervalMs: o.sampleS * 1000, log,

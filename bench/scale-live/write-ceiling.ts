@@ -6,12 +6,14 @@
  *   node write-ceiling.ts <kubeconfig> <label selector> <in flight>
  *
  * It lists the pods, then writes each pod's gate condition True exactly as a
- * replica does (`patchGateCondition`: a strategic-merge patch of pods/status
- * carrying `metadata.uid` and the one condition, on outprobe's own client),
+ * replica does (the condition from `gateConditionFor`, sent by
+ * `patchGateCondition`: a strategic-merge patch of pods/status carrying
+ * `metadata.uid` and the one condition, on outprobe's own client),
  * `in flight` at a time, and prints one JSON line: the writes, their seconds,
  * and its own CPU. No probe, no Event, no watch of its own: what is left is
  * the API server's, etcd's and the other watchers' share of a gate write.
  */
+import { gateConditionFor } from '../../src/controller/index.ts';
 import { KubeClient, loadConnection } from '../../src/kube/index.ts';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { patchGateCondition } from '../../src/writeback/index.ts';
@@ -47,8 +49,13 @@ async function main(): Promise<void> {
   const worker = async (): Promise<void> => {
     for (let i = next++; i < pods.length; i = next++) {
       const pod = pods[i]!;
-      const at = new Date().toISOString();
-      const r = await patchGateCondition(client, pod, { type: conditionType, status: 'True', reason: 'ProbeSucceeded', message: 'Readiness probe of container app succeeded', lastProbeTime: at, lastTransitionTime: at });
+      // The condition a replica writes when the pod's first probe succeeds (container `app`, fixtures.ts).
+      const condition = gateConditionFor(conditionType, 'app', {
+        key: { podUid: pod.uid, container: 'app', kind: 'readiness', policy: '' }, kind: 'readiness',
+        from: null, to: 'success', cause: 'probe', output: '', at: Date.now(), instance: null,
+      });
+      if (condition === null) throw new Error('a success has a gate condition');
+      const r = await patchGateCondition(client, pod, condition);
       if (r === 'gone') gone++;
     }
   };
