@@ -6,6 +6,7 @@ import net from 'node:net';
 import { test } from 'node:test';
 import { Agent, request } from 'undici';
 import { isAlive, startControlPlane } from '../support/cluster/index.ts';
+import { freePort } from '../support/cluster/ports.ts';
 
 void test('minimal plane: RBAC on, admin works, anonymous is refused, stop leaves nothing', async () => {
   for (let round = 0; round < 2; round++) {
@@ -43,5 +44,38 @@ void test('a busy apiserver port is reported with the component name and nothing
     });
   } finally {
     busy.close();
+  }
+});
+
+void test('a port taken between choosing and binding it: etcd and kube-apiserver start again on new ports', async () => {
+  // Two ports held by this process stand for ports an outgoing connection took after they were chosen.
+  const hold = async (): Promise<{ port: number; close: () => void }> => {
+    const srv = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => { srv.listen(0, '127.0.0.1', resolve); });
+    return { port: (srv.address() as net.AddressInfo).port, close: () => srv.close() };
+  };
+  const taken = [await hold(), await hold()];
+  const chosen: number[] = [];
+  // Calls 1 and 2 are etcd's client and peer ports, call 3 kube-apiserver's.
+  const choosePort = async (host: string): Promise<number> => {
+    const n = chosen.length;
+    const port = n === 0 ? taken[0]!.port : n === 2 ? taken[1]!.port : await freePort(host);
+    chosen.push(port);
+    return port;
+  };
+  const lines: string[] = [];
+  try {
+    const cp = await startControlPlane({ choosePort, log: (m) => lines.push(m) });
+    try {
+      assert.deepEqual(cp.components.map((c) => c.name), ['etcd', 'kube-apiserver'], 'the dead starts are no longer components');
+      assert.equal(lines.filter((l) => l.includes('etcd: a port chosen for it was taken')).length, 1, lines.join('\n'));
+      assert.equal(lines.filter((l) => l.includes('kube-apiserver: a port chosen for it was taken')).length, 1, lines.join('\n'));
+      assert.notEqual(new URL(cp.server).port, String(taken[1]!.port));
+      await cp.kube.create('/api/v1/namespaces', { metadata: { name: 'rebound' } });
+    } finally {
+      await cp.stop();
+    }
+  } finally {
+    for (const t of taken) t.close();
   }
 });

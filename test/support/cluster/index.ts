@@ -22,7 +22,7 @@ import { createNetworkNodes, nodeAddressesSet, startNodeServices } from './node-
 import { claimPodNetwork } from './podnet.ts';
 import { assertPortFree, freePort } from './ports.ts';
 import type { Component } from './proc.ts';
-import { killNow, startComponent, stopPids } from './proc.ts';
+import { killNow, startComponent, stopPids, tail } from './proc.ts';
 import { waitReady } from './wait.ts';
 
 export { KubeClient } from './kube.ts';
@@ -67,6 +67,11 @@ export interface ControlPlaneOptions {
    * `--max-mutating-requests-inflight=2` for a server that answers 429.
    */
   readonly apiserverArgs?: readonly string[];
+  /**
+   * Chooses each component's port (`freePort` by default). Tests pass one that hands out a
+   * taken port to see a component started again on a new one.
+   */
+  readonly choosePort?: (host: string) => Promise<number>;
 }
 
 export interface ControlPlane {
@@ -92,7 +97,9 @@ export interface ControlPlane {
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 async function httpOk(url: string, dispatcher?: Agent): Promise<boolean> {
-  const res = await request(url, dispatcher === undefined ? {} : { dispatcher });
+  // Bounded: a port whose holder accepts and never answers must not stall the start for undici's 300 s default.
+  const timeouts = { headersTimeout: 5_000, bodyTimeout: 5_000 };
+  const res = await request(url, dispatcher === undefined ? timeouts : { ...timeouts, dispatcher });
   const body = await res.body.text();
   return res.statusCode === 200 && (!url.endsWith('/health') || body.includes('"health":"true"'));
 }
@@ -104,12 +111,26 @@ function planeAddresses(o: ControlPlaneOptions): PlaneAddresses {
   return a;
 }
 
-async function pickPorts(o: ControlPlaneOptions, bindAddress: string): Promise<Ports> {
+type MutablePorts = { -readonly [K in keyof Ports]: Ports[K] };
+
+/** Starts of one component when the ports chosen for it were taken before it bound them. */
+const maxStarts = 3;
+
+/**
+ * True when the component exited because it could not bind a port. A port from
+ * `freePort()` is free when chosen but lies in the ephemeral range, so another
+ * process's outgoing connection may take it before the component binds it.
+ */
+function portTaken(c: Component): boolean {
+  return c.exit !== undefined && /address already in use/.test(tail(c.logFile, 30));
+}
+
+async function pickPorts(o: ControlPlaneOptions, bindAddress: string, choose: (host: string) => Promise<number>): Promise<MutablePorts> {
   if (o.apiserverPort !== undefined) await assertPortFree('kube-apiserver', o.apiserverPort, bindAddress);
   return {
-    etcdClient: await freePort(), etcdPeer: await freePort(),
-    apiserver: o.apiserverPort ?? await freePort(bindAddress),
-    controllerManager: await freePort(), scheduler: await freePort(),
+    etcdClient: await choose(BIND_ADDRESS), etcdPeer: await choose(BIND_ADDRESS),
+    apiserver: o.apiserverPort ?? await choose(bindAddress),
+    controllerManager: await choose(BIND_ADDRESS), scheduler: await choose(BIND_ADDRESS),
   };
 }
 
@@ -130,11 +151,12 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const log = (m: string): void => { o.log?.(`[+${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`); };
   const full = o.full ?? false;
   const binaries = findBinaries();
+  const choose = o.choosePort ?? freePort;
   const net = full ? await choosePodNet(o, log) : undefined;
   const addrs = planeAddresses(net === undefined ? o : { ...o, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
-  let ports: Ports;
+  let ports: MutablePorts;
   try {
-    ports = await pickPorts(o, addrs.bindAddress); // before any other state exists: a busy port leaves nothing behind
+    ports = await pickPorts(o, addrs.bindAddress, choose); // before any other state exists: a busy port leaves nothing behind
   } catch (err) {
     await net?.destroy();
     throw err;
@@ -168,6 +190,25 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     log(`${name} started (pid ${c.pid})`);
     return c;
   };
+  /**
+   * Waits until `c` is ready. If it exited because a port chosen for it was taken
+   * meanwhile (portTaken), `again` chooses new ports and starts it anew, up to
+   * `maxStarts` starts in all; any other failure is thrown as it is.
+   */
+  const readyOnFreePorts = async (c: Component, check: () => Promise<boolean>, timeoutMs: number, again: (() => Promise<Component>) | undefined): Promise<Component> => {
+    for (let starts = 1; ; starts++) {
+      try {
+        await waitReady(c, check, timeoutMs);
+        return c;
+      } catch (err) {
+        if (again === undefined || starts >= maxStarts || !portTaken(c)) throw err;
+        log(`${c.name}: a port chosen for it was taken before it could bind it; starting it again on new ports`);
+        components.splice(components.indexOf(c), 1);
+        record();
+        c = await again();
+      }
+    }
+  };
   let kube: KubeClient | undefined;
   const stop = async (opts: { keepDir?: boolean } = {}): Promise<void> => {
     await kube?.close();
@@ -182,33 +223,56 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   try {
     const pki = generatePki(path.join(dir, 'pki'), [addrs.bindAddress, firstIp(addrs.serviceCidr)]);
     log('certificates generated');
-    const etcd = start('etcd', binaries.etcd, etcdArgs(path.join(dir, 'etcd-data'), ports));
-    podnet?.setOwner(etcd.pid); // etcd runs as long as the plane (and outlives a detaching CLI)
-    net?.setOwner(etcd.pid);
-    await waitReady(etcd, () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000);
+    const startEtcd = (): Component => {
+      const c = start('etcd', binaries.etcd, etcdArgs(path.join(dir, 'etcd-data'), ports));
+      podnet?.setOwner(c.pid); // etcd runs as long as the plane (and outlives a detaching CLI)
+      net?.setOwner(c.pid);
+      return c;
+    };
+    await readyOnFreePorts(startEtcd(), () => httpOk(`http://127.0.0.1:${ports.etcdClient}/health`), 30_000, async () => {
+      rmSync(path.join(dir, 'etcd-data'), { recursive: true, force: true });
+      ports.etcdClient = await choose(BIND_ADDRESS);
+      ports.etcdPeer = await choose(BIND_ADDRESS);
+      return startEtcd();
+    });
     log('etcd ready');
-    const apiserver = start('kube-apiserver', binaries.kubeApiserver, [...apiserverArgs(pki, ports, full, addrs), ...(o.apiserverArgs ?? [])]);
-    const server = `https://${addrs.bindAddress}:${ports.apiserver}`;
-    const creds = loadCredentials(server, pki.servingCa, pki.adminCert, pki.adminKey);
-    kube = new KubeClient(creds);
-    const k = kube;
-    await waitReady(apiserver, async () => (await k.call('GET', '/readyz')).status === 200
-      && (await k.call('GET', '/api/v1/namespaces/default')).status === 200, 90_000);
+    const serverAt = (): string => `https://${addrs.bindAddress}:${ports.apiserver}`;
+    let k = new KubeClient(loadCredentials(serverAt(), pki.servingCa, pki.adminCert, pki.adminKey));
+    kube = k;
+    const startApiserver = (): Component => start('kube-apiserver', binaries.kubeApiserver, [...apiserverArgs(pki, ports, full, addrs), ...(o.apiserverArgs ?? [])]);
+    await readyOnFreePorts(startApiserver(), async () => (await k.call('GET', '/readyz')).status === 200
+      && (await k.call('GET', '/api/v1/namespaces/default')).status === 200, 90_000, o.apiserverPort !== undefined ? undefined : async () => {
+      ports.apiserver = await choose(addrs.bindAddress);
+      await k.close();
+      k = new KubeClient(loadCredentials(serverAt(), pki.servingCa, pki.adminCert, pki.adminKey));
+      kube = k;
+      return startApiserver();
+    });
     log('kube-apiserver ready');
+    const server = serverAt();
+    const creds = loadCredentials(server, pki.servingCa, pki.adminCert, pki.adminKey);
     const kubeconfigPath = path.join(dir, 'kubeconfig');
     writeKubeconfig(kubeconfigPath, creds);
     let nodeNames: string[] = [];
     if (full) {
-      const kcm = start('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(pki, kubeconfigPath, ports, addrs.serviceCidr));
-      const sched = start('kube-scheduler', binaries.kubeScheduler, schedulerArgs(kubeconfigPath, path.join(dir, 'pki', 'scheduler'), ports));
+      const startKcm = (): Component => start('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(pki, kubeconfigPath, ports, addrs.serviceCidr));
+      const startSched = (): Component => start('kube-scheduler', binaries.kubeScheduler, schedulerArgs(kubeconfigPath, path.join(dir, 'pki', 'scheduler'), ports));
+      const kcm = startKcm();
+      const sched = startSched();
       const stages = path.join(dir, 'kwok-stages.yaml');
       copyFileSync(path.join(REPO_ROOT, 'test/support/cluster/kwok-stages.yaml'), stages);
       const fallbackCidr = podnet?.fallbackCidr ?? net?.nodes[0]?.podCidr ?? '';
       const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages, fallbackCidr));
       nodeNames = net === undefined ? await createFakeNodes(k, o.nodes ?? 2, podnet?.nodeCidr ?? (() => '')) : await createNetworkNodes(k, net);
-      await waitReady(kcm, () => httpOk(`https://127.0.0.1:${ports.controllerManager}/healthz`, insecure), 90_000);
+      await readyOnFreePorts(kcm, () => httpOk(`https://127.0.0.1:${ports.controllerManager}/healthz`, insecure), 90_000, async () => {
+        ports.controllerManager = await choose(BIND_ADDRESS);
+        return startKcm();
+      });
       log('kube-controller-manager ready');
-      await waitReady(sched, () => httpOk(`https://127.0.0.1:${ports.scheduler}/healthz`, insecure), 90_000);
+      await readyOnFreePorts(sched, () => httpOk(`https://127.0.0.1:${ports.scheduler}/healthz`, insecure), 90_000, async () => {
+        ports.scheduler = await choose(BIND_ADDRESS);
+        return startSched();
+      });
       log('kube-scheduler ready');
       await waitReady(kwok, () => nodesReady(k, nodeNames), 60_000);
       if (net === undefined) {
