@@ -311,6 +311,7 @@ async function main(): Promise<number> {
     random: systemRandom,
     qps: config.qps,
     burst: config.burst,
+    http2: config.kubeApiHttp2,
     userAgent: `outprobe/${config.identity}`,
     onRequest: (r) => metrics.recordApiRequest(r),
   });

@@ -48,6 +48,7 @@ const options = {
   'impaired-failing-margin': { type: 'string', env: 'OUTPROBE_IMPAIRED_FAILING_MARGIN', help: '…and that share is at least this far (0-1) above the median share of its peers (default 0.3)' },
   'impaired-min-targets': { type: 'string', env: 'OUTPROBE_IMPAIRED_MIN_TARGETS', help: 'Failing shares are compared only between replicas owning at least this many targets (default 10)' },
   'impaired-recover-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_RECOVER_AFTER', help: 'An impaired replica rejoins after reaching a peer (or having none) for this many seconds without a break (default 10)' },
+  'kube-api-http2': { type: 'boolean', env: 'OUTPROBE_KUBE_API_HTTP2', help: 'Send API requests (not watches) over HTTP/2, a few shared connections, when the server offers it (default false: HTTP/1.1, at most 64 connections per client; with Node 24.21 a stop with many HTTP/2 requests in flight was seen spinning in node\'s http2 and growing without bound, ADR 0020)' },
   'second-opinion': { type: 'string', env: 'OUTPROBE_SECOND_OPINION', help: 'true | false: before the first False of a gate and before any eviction or delete, ask the next live replica in the pod\'s rendezvous order to probe the same target from its own node (POST /v1/second-opinion on its --metrics-addr listener, with this replica\'s bearer token); act only if it fails there too. Per policy: spec.secondOpinion. Needs a peer that publishes an address (--self-partition-detection); does nothing with one replica (default true)' },
   'second-opinion-allowed-users': { type: 'string', env: 'OUTPROBE_SECOND_OPINION_ALLOWED_USERS', help: 'Comma-separated usernames (as TokenReview returns them) whose bearer tokens may ask this replica for a second opinion (default: this replica\'s own user, e.g. system:serviceaccount:<namespace>:<serviceaccount>, learnt with a SelfSubjectReview)' },
   'webhook-addr': { type: 'string', env: 'OUTPROBE_WEBHOOK_ADDR', help: 'host:port of the readiness-gate injection webhook (HTTPS, POST /mutate-pods; ADR 0021); empty or off: no webhook (default off; the chart sets 0.0.0.0:9443 when webhook.enabled)' },
@@ -88,6 +89,7 @@ export const configSchema = z.object({
   maxRemediationsPerMinute: intFrom(0).max(100_000),
   maxHaltAbovePercentFailing: intFrom(0).max(100),
   allowDeleteAction: z.boolean(),
+  kubeApiHttp2: z.boolean(),
   allowedCidrs: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'must be a CIDR like 10.0.0.0/8')),
   statusIntervalMs: z.coerce.number().positive().transform((s) => Math.round(s * 1000)),
   /** How long a stop may take before the process logs what is unfinished and exits 1. @default 20000 */
@@ -221,6 +223,7 @@ function trustConfig(get: (name: keyof typeof options) => string | boolean | und
     maxRemediationsPerMinute: get('max-remediations-per-minute') ?? 10,
     maxHaltAbovePercentFailing: get('max-halt-above-percent-failing') ?? 50,
     allowDeleteAction: get('allow-delete-action') ?? false,
+    kubeApiHttp2: get('kube-api-http2') ?? false,
   };
 }
 

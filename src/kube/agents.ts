@@ -76,7 +76,7 @@ export class AgentPool {
   }
 
   #agent(credentials: Credentials, options: PoolOptions): Dispatcher {
-    const http2 = options.http2 ?? true;
+    const http2 = options.http2 ?? false;
     const tls = { ...credentials.tls, allowH2: http2 };
     const agentOptions = {
       allowH2: http2,

@@ -58,7 +58,11 @@ export interface KubeClientOptions {
    * every request of this client is a stream on a few shared connections.
    * false: HTTP/1.1, one connection per concurrent request, at most
    * `connections`. Watches always have an HTTP/1.1 connection each.
-   * @default true
+   * Off by default: with Node 24.21's http2, a replica stopping while many
+   * requests were in flight was seen spinning in native code
+   * (Http2Session::SendPendingData) and growing until the OOM killer ended it
+   * (ADR 0020, revised 2026-11-28).
+   * @default false
    */
   readonly http2?: boolean;
   /**

@@ -92,8 +92,8 @@ describe('API client connections against a real kube-apiserver', () => {
   // HTTP/2 (undici 8.12.4) that left some watch streams paused for good at
   // about 64 KiB while the session carried on; watches therefore run on
   // HTTP/1.1 connections of their own.
-  it('HTTP/2 (the default): 500 concurrent calls share at most 4 connections, plus one per watch, and every watch sees every create', async () => {
-    const r = await load(newClient(), 'conn-h2');
+  it('HTTP/2 (--kube-api-http2): 500 concurrent calls share at most 4 connections, plus one per watch, and every watch sees every create', async () => {
+    const r = await load(newClient({ http2: true }), 'conn-h2');
     console.log(`HTTP/2: max ${r.maxConnections} connections to the API server for 500 concurrent requests + 5 watches`);
     assert.equal(r.failures, 0);
     assert.deepEqual(r.watchedAdds, [250, 250, 250, 250, 250], 'no watch stalls, and writes with a body are not held behind open watch streams');
@@ -109,7 +109,7 @@ describe('API client connections against a real kube-apiserver', () => {
   });
 
   it('over HTTP/2, LIST pages of 2 MB arrive whole while the event loop is busy (the body is consumed as it arrives, never paused)', async () => {
-    const client = newClient();
+    const client = newClient({ http2: true });
     const ns = 'conn-big';
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     const blob = 'x'.repeat(8000);
@@ -128,8 +128,8 @@ describe('API client connections against a real kube-apiserver', () => {
     }
   });
 
-  it('a client derived with withRateLimit adds no connection', async () => {
-    const base = newClient();
+  it('a client derived with withRateLimit adds no connection (HTTP/2, where connections are few and shared)', async () => {
+    const base = newClient({ http2: true });
     await base.request({ method: 'GET', path: '/api/v1/namespaces/default' });
     const before = connectionsTo(port);
     const derived = base.withRateLimit({ qps: 1000 });
@@ -156,7 +156,7 @@ describe('API client connections against a real kube-apiserver', () => {
   });
 
   it('a Reflector lists (HTTP/2), then sees a change through its watch (HTTP/1.1)', async () => {
-    const client = newClient();
+    const client = newClient({ http2: true });
     const seen: string[] = [];
     const stop = new AbortController();
     let synced = false;
