@@ -15,6 +15,7 @@ import { generatePki } from './certs.ts';
 import { firstIp, ipv4ToInt } from './cidr.ts';
 import { KubeClient } from './kube.ts';
 import { kubeconfigFor, loadCredentials, writeKubeconfig } from './kubeconfig.ts';
+import type { AdminCredentials } from './kubeconfig.ts';
 import { createPodNet, podNetSupport } from '../podnet/index.ts';
 import type { PodNet } from '../podnet/index.ts';
 import { createFakeNodes, nodesReady } from './nodes.ts';
@@ -236,21 +237,22 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       return startEtcd();
     });
     log('etcd ready');
-    const serverAt = (): string => `https://${addrs.bindAddress}:${ports.apiserver}`;
-    let k = new KubeClient(loadCredentials(serverAt(), pki.servingCa, pki.adminCert, pki.adminKey));
+    const credsAt = (): AdminCredentials => loadCredentials(`https://${addrs.bindAddress}:${ports.apiserver}`, pki.servingCa, pki.adminCert, pki.adminKey);
+    let creds = credsAt();
+    let k = new KubeClient(creds);
     kube = k;
     const startApiserver = (): Component => start('kube-apiserver', binaries.kubeApiserver, [...apiserverArgs(pki, ports, full, addrs), ...(o.apiserverArgs ?? [])]);
     await readyOnFreePorts(startApiserver(), async () => (await k.call('GET', '/readyz')).status === 200
       && (await k.call('GET', '/api/v1/namespaces/default')).status === 200, 90_000, o.apiserverPort !== undefined ? undefined : async () => {
       ports.apiserver = await choose(addrs.bindAddress);
       await k.close();
-      k = new KubeClient(loadCredentials(serverAt(), pki.servingCa, pki.adminCert, pki.adminKey));
+      creds = credsAt();
+      k = new KubeClient(creds);
       kube = k;
       return startApiserver();
     });
     log('kube-apiserver ready');
-    const server = serverAt();
-    const creds = loadCredentials(server, pki.servingCa, pki.adminCert, pki.adminKey);
+    const { server } = creds;
     const kubeconfigPath = path.join(dir, 'kubeconfig');
     writeKubeconfig(kubeconfigPath, creds);
     let nodeNames: string[] = [];
