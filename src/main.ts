@@ -53,6 +53,7 @@ function startSharding(config: Config, client: KubeClient, log: Logger, metrics:
     random: systemRandom,
     qps: 5,
     burst: 10,
+    http2: config.kubeApiHttp2,
     userAgent: `outprobe/${config.identity}/shard`,
     onRequest: (r) => metrics.recordApiRequest(r),
   });
@@ -88,6 +89,7 @@ function metricsAuthVia(client: KubeClient, config: Config, log: Logger, metrics
     qps: 5,
     burst: 20,
     maxAttempts: 2,
+    http2: config.kubeApiHttp2,
     userAgent: `outprobe/${config.identity}/metrics-auth`,
     onRequest: (r) => metrics.recordApiRequest(r),
   });
@@ -198,7 +200,7 @@ interface SecondOpinionParts {
 function secondOpinionParts(deps: { readonly config: Config; readonly client: KubeClient; readonly bearer: boolean; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder; readonly controller: () => Controller }): SecondOpinionParts {
   const { config, client, sharding, log, metrics } = deps;
   if (!config.secondOpinion) return { routes: new Map(), mode: 'off', guard: undefined, close: () => Promise.resolve() };
-  const reviewClient = new KubeClient({ connection: client.connection, clock: systemClock, random: systemRandom, qps: 5, burst: 20, maxAttempts: 2, userAgent: `outprobe/${config.identity}/second-opinion`, onRequest: (r) => metrics.recordApiRequest(r) });
+  const reviewClient = new KubeClient({ connection: client.connection, clock: systemClock, random: systemRandom, qps: 5, burst: 20, maxAttempts: 2, http2: config.kubeApiHttp2, userAgent: `outprobe/${config.identity}/second-opinion`, onRequest: (r) => metrics.recordApiRequest(r) });
   let self: Promise<ReadonlySet<string>> | undefined;
   const allowed = (): Promise<ReadonlySet<string>> => {
     if (config.secondOpinionAllowedUsers.length > 0) return Promise.resolve(new Set(config.secondOpinionAllowedUsers));
