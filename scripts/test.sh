@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one test command (README "Run the tests"): installs what the tests need
+# The one test command (README "The two commands"): installs what the tests need
 # and runs every tier that exists. Safe to run on a fresh clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."

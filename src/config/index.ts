@@ -126,7 +126,7 @@ export type Config = z.infer<typeof configSchema>;
 export type ConfigResult = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly help: boolean; readonly message: string };
 
 export function helpText(): string {
-  const lines = ['Usage: outprobe [flags]', '', 'Runs kubelet-exact pod probes from outside the node (see README).', '', 'Flags (each also read from the environment variable shown):'];
+  const lines = ['Usage: outprobe [flags]', '', 'Runs kubelet-exact pod probes from outside the node (see README.md; every flag: docs/configuration.md).', '', 'Flags (each also read from the environment variable shown):'];
   for (const [name, o] of Object.entries(options)) lines.push(`  --${name}${o.type === 'string' ? ' <value>' : ''}`.padEnd(34) + `${o.help}${o.env === '' ? '' : ` [$${o.env}]`}`);
   return lines.join('\n');
 }

@@ -1,7 +1,7 @@
-// README "Adopt in three steps", run as written against a real kube-apiserver
+// docs/adoption.md "Adopt in three steps", run as written against a real kube-apiserver
 // with the controller in-process: step 1's chart install is exercised by
 // test/e2e/chart.test.ts (here the CRD is installed from crds/, as the chart
-// does); steps 2 and 3 are the README's kubectl commands, verbatim.
+// does); steps 2 and 3 are that page's kubectl commands, verbatim.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ import type { FakePod } from './support/fake-kubelet.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 
-describe('README: adopt in three steps', () => {
+describe('docs/adoption.md: adopt in three steps', () => {
   let cp: ControlPlane;
   let c: RunningController | undefined;
   const pods: FakePod[] = [];
