@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the kubelet of the real nodes (docs/adr/0047-real-nodes.md) from the same
+# k8s.io/kubernetes module as the rest of the plane (tools/k8s; its go.mod carries the
+# staging replaces scripts/build-cluster-bins.sh derives). v1.37 still runs on a
+# cgroup v1 host when its configuration says failCgroupV1: false (a deprecation
+# warning and an Event, no refusal), so the kubelet is the plane's own version.
+#
+# Output: ${OUTPROBE_CACHE_DIR:-$HOME/.cache/outprobe}/kubelet/<key>/kubelet, where
+# <key> starts with the k8s version (cache rules in scripts/lib/go-tool.sh).
+#
+# Usage: build-kubelet.sh   build if needed; prints the binary's path last
+# Progress goes to stderr; the binary's path is the only line on stdout.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SRC="$ROOT/tools/k8s"
+# shellcheck source=lib/go-tool.sh
+source "$ROOT/scripts/lib/go-tool.sh"
+go_tool_init kubelet "$SRC"
+
+K8S_VERSION=$(cd "$SRC" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+K8S_MINOR=${K8S_VERSION#v1.}; K8S_MINOR=${K8S_MINOR%%.*}
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$K8S_MINOR -X $pkg.gitTreeState=clean"
+done
+GO_TOOL_PKG=k8s.io/kubernetes/cmd/kubelet
+go_tool_build "k8s-$K8S_VERSION." 1 -ldflags "$ldflags"

@@ -1,0 +1,3 @@
+module outprobe.local/tools/pause
+
+go 1.26.0
