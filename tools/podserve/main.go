@@ -13,6 +13,9 @@
 //	{"id":5,"op":"stats"}          -> {"id":5,"ok":true,"stats":{"web-0":{"http":3,"tcp":0,"grpc":0}}}
 //	{"id":6,"op":"ping"}
 //
+// `podserve serve KIND:PORT[:NAME] ...` serves one pod in its own namespaces
+// instead (container mode, container.go).
+//
 // Replies are {"id":n,"ok":true,...} or {"id":n,"ok":false,"code":"...","error":"..."}.
 // "add" replies once every listener is bound. The process exits when stdin
 // closes, so it never outlives its parent.
@@ -63,6 +66,9 @@ func (f *fail) Error() string { return f.msg }
 func failf(code, format string, a ...any) *fail { return &fail{code, fmt.Sprintf(format, a...)} }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		os.Exit(serveContainer(os.Args[2:]))
+	}
 	s := &server{pods: map[string]*pod{}}
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	out := bufio.NewWriter(os.Stdout)

@@ -38,6 +38,8 @@ type pod struct {
 	name, netns, ip string
 	ports           []Port
 
+	logRequests bool // container mode (container.go)
+
 	healthy atomic.Bool
 	delayMs atomic.Int64
 	http    atomic.Int64
@@ -118,6 +120,12 @@ func (p *pod) serveHTTP(l net.Listener) {
 		ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p.http.Add(1)
+			if p.logRequests {
+				// Container mode: one line per request, so a test reads from `kubectl logs`
+				// who probed the pod when (the kubelet from the node's bridge address,
+				// outprobe from its replica's pod IP).
+				fmt.Printf("request t=%d from=%s path=%s ua=%q\n", time.Now().UnixMilli(), r.RemoteAddr, r.URL.Path, r.UserAgent())
+			}
 			p.wait(r.Context())
 			w.Header().Set("Content-Type", "text/plain")
 			w.Header().Set("X-Pod", p.name) // which pod answered: the Service clients of the demo and the partition test count by it

@@ -142,6 +142,11 @@ function stageCopy(c: CopyStep, stageDir: string, context: string, depsDir: stri
 export interface OutprobeImageOptions {
   readonly repoDir: string;
   readonly log?: (m: string) => void;
+  /**
+   * Paths in the image to leave out of the COPY layers (a broken image for tests:
+   * what a user gets from a bad build). Each must exist in the image as the Dockerfile makes it.
+   */
+  readonly omit?: readonly string[];
 }
 
 /** Builds outprobe's image from the Dockerfile; returns the archive and the image name. */
@@ -167,16 +172,24 @@ export async function buildOutprobeImage(o: OutprobeImageOptions): Promise<Writt
     writeFileSync(path.join(depsDir, '.done'), '');
   }
   const layers: Layer[] = [base, nodeLayer];
+  const omitted = new Set<string>();
   for (const c of plan.runtime.copies) {
     const text = `COPY ${c.from === undefined ? '' : `--from=${c.from} `}${c.sources.join(' ')} ${c.dest}`;
     const stage = mkdtempSync(path.join(imageCacheDir(), '.copy-'));
     try {
       stageCopy(c, stage, o.repoDir, depsDir, plan.deps);
+      for (const gone of o.omit ?? []) {
+        if (!existsSync(path.join(stage, gone))) continue;
+        rmSync(path.join(stage, gone), { recursive: true });
+        omitted.add(gone);
+      }
       layers.push(await tarLayer(stage, path.join(imageCacheDir(), 'layers', `.copy-${c.line}-${process.pid}.tar`), text));
     } finally {
       rmSync(stage, { recursive: true, force: true });
     }
   }
+  const notThere = (o.omit ?? []).filter((x) => !omitted.has(x));
+  if (notThere.length > 0) throw new Error(`cannot leave out ${notThere.join(', ')}: no COPY of the Dockerfile puts it in the image`);
   const r = plan.runtime;
   const config: ImageConfig = {
     ...(r.user === undefined ? { User: '65532' } : { User: r.user }),

@@ -114,13 +114,11 @@ function parseCopy(rest: string, workdir: string | undefined, line: number): Cop
 function parseEnv(rest: string, line: number): [string, string][] {
   const pairs: [string, string][] = [];
   const re = /([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|\S*)/g;
-  let consumed = '';
   for (const m of rest.matchAll(re)) {
     const v = m[2] ?? '';
     pairs.push([m[1] ?? '', v.startsWith('"') ? JSON.parse(v) as string : v]);
-    consumed += m[0];
   }
-  if (pairs.length === 0 || consumed.length !== rest.replace(/\s+/g, '').length) {
+  if (pairs.length === 0 || rest.replace(re, '').trim() !== '') {
     throw new DockerfileError(`line ${line}: ENV must be KEY=value pairs: ${rest}`);
   }
   return pairs;

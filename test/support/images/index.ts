@@ -53,3 +53,4 @@ export async function importImage(ctr: string, socket: string, archive: string):
   await run(ctr, ['--address', socket, '-n', 'k8s.io', 'images', 'import', '--no-unpack=false', archive], { timeout: 300_000, maxBuffer: 16 << 20 })
     .catch((err: unknown) => { throw new Error(`ctr images import ${archive} into ${socket} failed: ${(err as { stderr?: string }).stderr ?? String(err)}`); });
 }
+export { imageDisagreements, productionPackages, C_RUNTIME } from './check.ts';
