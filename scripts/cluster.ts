@@ -1,11 +1,15 @@
-// `npm run cluster:up [-- --full] [-- --port N]`, `npm run cluster:down`,
+// `npm run cluster:up [-- --full] [-- --port N] [-- --real-nodes N]`, `npm run cluster:down`,
 // `npm run cluster:status`: one long-lived local control plane whose state lives in
 // ${OUTPROBE_CLUSTER_DIR:-/tmp/outprobe-cluster} (PIDs, logs, PKI, kubeconfig).
+// A full plane gets 2 real nodes (a real kubelet with containerd and runc each,
+// docs/adr/0047-real-nodes.md) where the host can run them, and says why not where it
+// cannot; --real-nodes 0 leaves them out.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isAlive, startControlPlane } from '../test/support/cluster/index.ts';
 import { stopPids } from '../test/support/cluster/proc.ts';
 import { podNetSupport, sweepStale } from '../test/support/podnet/index.ts';
+import { realNodeSupport } from '../test/support/realnode/index.ts';
 
 const DIR = process.env['OUTPROBE_CLUSTER_DIR'] ?? '/tmp/outprobe-cluster';
 const say = (m: string): void => { process.stderr.write(`cluster: ${m}\n`); };
@@ -44,24 +48,40 @@ function claimDir(): boolean {
   return true;
 }
 
-function portArg(args: readonly string[]): number | undefined {
-  const i = args.indexOf('--port');
+function numberArg(args: readonly string[], flag: string): number | undefined {
+  const i = args.indexOf(flag);
   return i >= 0 ? Number(args[i + 1]) : undefined;
+}
+
+/** Real nodes for a full plane: --real-nodes N, else 2 where the host can run them (else 0, saying why). */
+function realNodeCount(full: boolean, args: readonly string[]): number {
+  const asked = numberArg(args, '--real-nodes');
+  if (!full) return 0;
+  if (asked !== undefined) return asked;
+  const support = realNodeSupport();
+  if (support.ok) return 2;
+  say(`no real nodes: ${support.why}`);
+  return 0;
 }
 
 async function up(args: readonly string[]): Promise<number> {
   if (!claimDir()) return 1;
   const full = args.includes('--full');
-  const port = portArg(args);
+  const port = numberArg(args, '--port');
+  const realNodes = realNodeCount(full, args);
   const t0 = Date.now();
   try {
     const cp = await startControlPlane({
-      full, dir: DIR, detached: true, log: say, ...(port === undefined ? {} : { apiserverPort: port }),
+      full, dir: DIR, detached: true, log: say, realNodes, ...(port === undefined ? {} : { apiserverPort: port }),
     });
     await cp.kube.close();
-    writeFileSync(path.join(DIR, 'state.json'), JSON.stringify({ full, server: cp.server, kubeconfig: cp.kubeconfigPath }, null, 2));
+    const images = cp.images === undefined ? {} : { pause: cp.images.pause.name, podserve: cp.images.podserve.name, outprobe: cp.images.outprobe.name };
+    writeFileSync(path.join(DIR, 'state.json'), JSON.stringify({
+      full, server: cp.server, kubeconfig: cp.kubeconfigPath, realNodes: cp.realNodes.map((r) => r.node.name), images,
+    }, null, 2));
     say(`${full ? 'full' : 'minimal'} control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)}s at ${cp.server}`);
     if (cp.net !== undefined) say(`pod network ${cp.net.clusterCidr}: nodes ${cp.net.nodes.map((n) => `${n.name} (netns ${n.netns}, ${n.ip})`).join(', ')}; Services ${cp.net.serviceCidr}`);
+    if (cp.images !== undefined) say(`real nodes ${cp.realNodes.map((r) => r.node.name).join(', ')} (taint outprobe.test/real-node=true:NoSchedule); images ${cp.images.outprobe.name}, ${cp.images.podserve.name}`);
     say(`logs: ${path.join(DIR, 'logs')}; kubectl: ${cp.binaries.kubectl}`);
     say(`export KUBECONFIG=${cp.kubeconfigPath}`);
     process.stdout.write(`${cp.kubeconfigPath}\n`);
@@ -122,7 +142,7 @@ const [cmd, ...rest] = process.argv.slice(2);
 const actions: Record<string, () => Promise<number> | number> = { up: () => up(rest), down, status };
 const action = actions[cmd ?? ''];
 if (action === undefined) {
-  say('usage: node scripts/cluster.ts up [--full] [--port N] | down | status');
+  say('usage: node scripts/cluster.ts up [--full] [--port N] [--real-nodes N] | down | status');
   process.exitCode = 2;
 } else {
   process.exitCode = await action();

@@ -1,6 +1,10 @@
 // `npm run demo`: the situation outprobe exists for, on a local control plane with a
 // real pod network (ADR 0014; needs root).
 //
+// Where the host can run real nodes (a real kubelet, containerd and runc: ADR 0047), the
+// demo runs on them with outprobe's own chart and image (scripts/demo-real.ts); elsewhere,
+// or with `--kwok`, it says why and runs the scenario below on simulated nodes.
+//
 // Four nodes, each a network namespace with a node agent (the kubelet's part for
 // readiness) and kube-proxy (nftables). A Deployment of 3 pods, one per node 1-3,
 // behind a Service; each pod carries the readiness gate outprobe.io/web and its own
@@ -18,6 +22,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import { podNetSupport } from '../test/support/podnet/index.ts';
+import { realNodeSupport } from '../test/support/realnode/index.ts';
+import { runRealDemo } from './demo-real.ts';
 import { breakdown, GATE, startPartitionWorld } from '../test/support/partition/index.ts';
 import type { Change, World } from '../test/support/partition/index.ts';
 
@@ -100,6 +106,14 @@ async function scenario(w: World, watching: { on: boolean }): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (!process.argv.includes('--kwok')) {
+    const real = realNodeSupport();
+    if (real.ok) {
+      await runRealDemo(exitAfterScenario);
+      return;
+    }
+    say(`No real nodes on this host (${real.why}): the demo runs on simulated (kwok) nodes, where a node agent plays the kubelet's part`);
+  }
   const support = podNetSupport();
   if (!support.ok) {
     process.stderr.write(`demo: ${support.why}. The demo needs the pod network (network namespaces, nftables); run it as root: sudo npm run demo\n`);

@@ -13,7 +13,8 @@ const support = podNetSupport();
 
 test('npm run demo runs its partition scenario end to end and cleans up', { timeout: 300_000, skip: support.ok ? false : `needs the pod network: ${support.why}` }, async () => {
   const script = fileURLToPath(new URL('../../scripts/demo.ts', import.meta.url));
-  const child = spawn(process.execPath, [script, '--exit-after-scenario'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // --kwok: the scenario on simulated nodes (test/e2e-nodes/demo.test.ts runs the real-node one).
+  const child = spawn(process.execPath, [script, '--exit-after-scenario', '--kwok'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -37,8 +37,19 @@ export function etcdArgs(dataDir: string, p: Ports): string[] {
   ];
 }
 
-export function apiserverArgs(pki: Pki, p: Ports, full: boolean, a: PlaneAddresses = DEFAULT_ADDRESSES): string[] {
-  const disabled = full ? 'ServiceAccount' : 'ServiceAccount,TaintNodesByCondition';
+/**
+ * kube-apiserver's flags. With `realNodes` (docs/adr/0047-real-nodes.md) the plane is one
+ * real kubelets can join and real pods can use: the Node authorizer (kubelets as
+ * system:node:<name>), the ServiceAccount admission plugin (pods get their projected
+ * token volume), the `kubernetes` Service's endpoints published (in-cluster clients
+ * reach the server at its fabric address through kube-proxy), a client
+ * certificate for the server's calls to kubelets (logs, exec), and Services of
+ * webhooks resolved to their endpoints (the server runs in the root namespace, where
+ * no kube-proxy translates ClusterIPs; pod IPs are routed there).
+ */
+export function apiserverArgs(pki: Pki, p: Ports, full: boolean, a: PlaneAddresses = DEFAULT_ADDRESSES, realNodes = false): string[] {
+  const disabled = realNodes ? [] : [`--disable-admission-plugins=${full ? 'ServiceAccount' : 'ServiceAccount,TaintNodesByCondition'}`];
+  const real = realNodes ? [`--kubelet-client-certificate=${pki.adminCert}`, `--kubelet-client-key=${pki.adminKey}`, '--enable-aggregator-routing=true'] : [];
   return [
     `--etcd-servers=http://127.0.0.1:${p.etcdClient}`,
     `--bind-address=${a.bindAddress}`, `--secure-port=${p.apiserver}`, `--advertise-address=${a.bindAddress}`,
@@ -46,9 +57,9 @@ export function apiserverArgs(pki: Pki, p: Ports, full: boolean, a: PlaneAddress
     `--client-ca-file=${pki.clientCa}`,
     `--service-account-issuer=https://${a.bindAddress}:${p.apiserver}/`,
     `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
-    '--authorization-mode=RBAC', `--service-cluster-ip-range=${a.serviceCidr}`,
-    '--allow-privileged=true', `--disable-admission-plugins=${disabled}`,
-    '--endpoint-reconciler-type=none', '--enable-priority-and-fairness=false',
+    `--authorization-mode=${realNodes ? 'Node,RBAC' : 'RBAC'}`, `--service-cluster-ip-range=${a.serviceCidr}`,
+    '--allow-privileged=true', ...disabled,
+    `--endpoint-reconciler-type=${realNodes ? 'lease' : 'none'}`, '--enable-priority-and-fairness=false', ...real,
     '--max-requests-inflight=0', '--max-mutating-requests-inflight=0',
     `--cert-dir=${pki.dir}`,
   ];

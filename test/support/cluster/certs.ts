@@ -68,3 +68,15 @@ export function generatePki(dir: string, servingIps: readonly string[] = []): Pk
     adminKey: p('admin.key'), saKey: p('sa.key'), saPub: p('sa.pub'),
   };
 }
+
+/**
+ * A kubelet's client certificate (CN system:node:<name>, O system:nodes: the Node
+ * authorizer's identity) signed by the plane's client CA in `pki.dir`; returns its files.
+ */
+export function nodeClientCert(pki: Pki, nodeName: string): { cert: string; key: string } {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(nodeName)) throw new Error(`node name ${nodeName} is not a DNS label`);
+  const name = `node-${nodeName}`;
+  signed(pki.dir, name, 'client-ca', `/O=system:nodes/CN=system:node:${nodeName}`,
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
+  return { cert: path.join(pki.dir, `${name}.crt`), key: path.join(pki.dir, `${name}.key`) };
+}

@@ -25,6 +25,9 @@ import { assertPortFree, freePort } from './ports.ts';
 import type { Component } from './proc.ts';
 import { killNow, startComponent, stopPids, tail } from './proc.ts';
 import { waitReady } from './wait.ts';
+import { prepareRealNodes, startRealNodes } from './real-nodes.ts';
+import { realNodeSupport, type RealNode } from '../realnode/index.ts';
+import type { NodeImages } from '../images/index.ts';
 
 export { KubeClient } from './kube.ts';
 export { firstIp } from './cidr.ts';
@@ -73,6 +76,15 @@ export interface ControlPlaneOptions {
    * taken port to see a component started again on a new one.
    */
   readonly choosePort?: (host: string) => Promise<number>;
+  /**
+   * Real nodes `real-node-0`.. beside the kwok nodes (docs/adr/0047-real-nodes.md): a real
+   * kubelet with containerd and runc each, on the pod network, with the pause, podserve
+   * and outprobe images imported. Needs the 'netns' network, containerd, runc and the CNI
+   * plugins (realNodeSupport() says why not). They register tainted
+   * `outprobe.test/real-node=true:NoSchedule` and labelled `type=real`.
+   * @default 0
+   */
+  readonly realNodes?: number;
 }
 
 export interface ControlPlane {
@@ -92,6 +104,10 @@ export interface ControlPlane {
   readonly podNetwork: string | undefined;
   /** Full mode with the 'netns' network: its nodes, sandboxes and faults. */
   readonly net: PodNet | undefined;
+  /** Real nodes (realNodes > 0), with their containerd sockets. */
+  readonly realNodes: readonly RealNode[];
+  /** The images imported into every real node (pause, podserve, outprobe). */
+  readonly images: NodeImages | undefined;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
@@ -136,6 +152,13 @@ async function pickPorts(o: ControlPlaneOptions, bindAddress: string, choose: (h
 }
 
 async function choosePodNet(o: ControlPlaneOptions, log: (m: string) => void): Promise<PodNet | undefined> {
+  const realNodes = o.realNodes ?? 0;
+  if (realNodes > 0) {
+    const support = realNodeSupport();
+    if (!support.ok) throw new Error(`real nodes cannot run here: ${support.why}`);
+    if (o.network === 'loopback') throw new Error('real nodes need the netns pod network, not the loopback plane');
+    return createPodNet({ nodes: o.nodes ?? 2, realNodes, log, persist: o.detached === true });
+  }
   const want = o.network ?? 'auto';
   if (want === 'loopback') return undefined;
   const support = podNetSupport();
@@ -153,6 +176,9 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const full = o.full ?? false;
   const binaries = findBinaries();
   const choose = o.choosePort ?? freePort;
+  if ((o.realNodes ?? 0) > 0 && !full) throw new Error('real nodes need the full plane (full: true)');
+  // Before anything runs: the kubelet and the images may take minutes to build when cold.
+  const realParts = (o.realNodes ?? 0) > 0 ? await prepareRealNodes(log) : undefined;
   const net = full ? await choosePodNet(o, log) : undefined;
   const addrs = planeAddresses(net === undefined ? o : { ...o, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
   let ports: MutablePorts;
@@ -211,6 +237,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     }
   };
   let kube: KubeClient | undefined;
+  let realNodes: RealNode[] = [];
   const stop = async (opts: { keepDir?: boolean } = {}): Promise<void> => {
     await kube?.close();
     await stopPids([...pids()].reverse());
@@ -241,7 +268,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     let creds = credsAt();
     let k = new KubeClient(creds);
     kube = k;
-    const startApiserver = (): Component => start('kube-apiserver', binaries.kubeApiserver, [...apiserverArgs(pki, ports, full, addrs), ...(o.apiserverArgs ?? [])]);
+    const startApiserver = (): Component => start('kube-apiserver', binaries.kubeApiserver, [...apiserverArgs(pki, ports, full, addrs, realParts !== undefined), ...(o.apiserverArgs ?? [])]);
     await readyOnFreePorts(startApiserver(), async () => (await k.call('GET', '/readyz')).status === 200
       && (await k.call('GET', '/api/v1/namespaces/default')).status === 200, 90_000, o.apiserverPort !== undefined ? undefined : async () => {
       ports.apiserver = await choose(addrs.bindAddress);
@@ -284,11 +311,16 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
         await waitReady(kwok, () => nodeAddressesSet(k, net), 30_000);
         log(`kwok ready: nodes ${nodeNames.join(', ')} Ready on pod network ${net.clusterCidr}`);
         await startNodeServices({ net, binaries, kubeconfigPath, dir, start, log });
+        if (realParts !== undefined) {
+          realNodes = await startRealNodes({ net, kube: k, pki, server, dir, start, log, parts: realParts });
+          await startNodeServices({ net, binaries, kubeconfigPath, dir, start, log, nodes: realNodes.map((r) => r.node) });
+        }
       }
     }
     return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries,
       bindAddress: addrs.bindAddress, serviceCidr: addrs.serviceCidr, components, nodeNames,
-      podNetwork: net?.clusterCidr ?? (podnet === undefined ? undefined : `127.${podnet.octet}.0.0/16`), net, stop };
+      podNetwork: net?.clusterCidr ?? (podnet === undefined ? undefined : `127.${podnet.octet}.0.0/16`), net,
+      realNodes, images: realParts?.images, stop };
   } catch (err) {
     await stop({ keepDir: true }).catch(() => undefined);
     throw err;

@@ -6,7 +6,7 @@
 // execs in place, so each recorded PID is the process itself.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { PodNet } from '../podnet/index.ts';
+import type { NodeNet, PodNet } from '../podnet/index.ts';
 import type { Binaries } from './bins.ts';
 import { REPO_ROOT } from './bins.ts';
 import type { KubeClient } from './kube.ts';
@@ -19,20 +19,21 @@ export type StartComponent = (name: string, bin: string, args: string[]) => Comp
 
 /** The Node objects of the pod network: pod CIDR and InternalIP from the plan. */
 export async function createNetworkNodes(kube: KubeClient, net: PodNet): Promise<string[]> {
-  for (const n of net.nodes) {
+  const kwokNodes = net.nodes.filter((n) => n.kind === 'kwok'); // real nodes are registered by their kubelet
+  for (const n of kwokNodes) {
     await kube.create('/api/v1/nodes', fakeNode(n.index, n.podCidr)); // named kwok-node-<i>, as the plan names it
     // Before kwok's node-initialize stage adds 127.0.0.1 (its --node-ip): addresses merge by type.
     await kube.patch(`/api/v1/nodes/${n.name}/status`, {
       status: { addresses: [{ type: 'InternalIP', address: n.ip }, { type: 'Hostname', address: n.name }] },
     }, 'strategic');
   }
-  return net.nodes.map((n) => n.name);
+  return kwokNodes.map((n) => n.name);
 }
 
 /** Re-asserts each node's InternalIP if kwok's first stage replaced it; true once all show theirs. */
 export async function nodeAddressesSet(kube: KubeClient, net: PodNet): Promise<boolean> {
   let ok = true;
-  for (const n of net.nodes) {
+  for (const n of net.nodes.filter((x) => x.kind === 'kwok')) {
     const node = await kube.get(`/api/v1/nodes/${n.name}`);
     const addrs = ((node['status'] as { addresses?: { type: string; address: string }[] } | undefined)?.addresses) ?? [];
     if (addrs.some((a) => a.type === 'InternalIP' && a.address === n.ip)) continue;
@@ -49,6 +50,8 @@ export interface NodeServicesOptions {
   readonly dir: string;
   readonly start: StartComponent;
   readonly log: (m: string) => void;
+  /** The nodes to serve (default: every kwok node); a real node gets kube-proxy only (its kubelet is the agent). */
+  readonly nodes?: readonly NodeNet[];
 }
 
 function inNode(netns: string, bin: string, args: readonly string[]): { bin: string; args: string[] } {
@@ -61,14 +64,17 @@ async function healthz(url: string): Promise<boolean> {
   return res.status === 200;
 }
 
-/** Starts a node agent and a kube-proxy on every node; resolves when every kube-proxy synced once. */
+/** Starts a node agent (kwok nodes) and a kube-proxy on each node; resolves when every kube-proxy synced once. */
 export async function startNodeServices(o: NodeServicesOptions): Promise<Component[]> {
   const agentScript = path.join(REPO_ROOT, 'scripts/node-agent.ts');
   const started: Component[] = [];
   const proxies: { c: Component; url: string }[] = [];
-  for (const n of o.net.nodes) {
-    const agent = inNode(n.netns, process.execPath, [agentScript, '--kubeconfig', o.kubeconfigPath, '--node', n.name]);
-    started.push(o.start(`node-agent-${n.index}`, agent.bin, agent.args));
+  const nodes = o.nodes ?? o.net.nodes.filter((n) => n.kind === 'kwok');
+  for (const n of nodes) {
+    if (n.kind === 'kwok') {
+      const agent = inNode(n.netns, process.execPath, [agentScript, '--kubeconfig', o.kubeconfigPath, '--node', n.name]);
+      started.push(o.start(`node-agent-${n.index}`, agent.bin, agent.args));
+    }
     const config = path.join(o.dir, `kube-proxy-${n.index}.yaml`);
     writeFileSync(config, kubeProxyConfig({ nodeName: n.name, nodeIp: n.ip, clusterCidr: o.net.clusterCidr, kubeconfigPath: o.kubeconfigPath }));
     const proxy = inNode(n.netns, o.binaries.kubeProxy, [`--config=${config}`]);
@@ -78,6 +84,6 @@ export async function startNodeServices(o: NodeServicesOptions): Promise<Compone
   }
   // kube-proxy's healthz listens in the node's namespace; the root namespace reaches it over the fabric.
   for (const p of proxies) await waitReady(p.c, () => healthz(p.url), 60_000);
-  o.log(`node agents and kube-proxies (nftables) running on ${o.net.nodes.map((n) => n.name).join(', ')}`);
+  o.log(`${nodes.some((n) => n.kind === 'kwok') ? 'node agents and ' : ''}kube-proxies (nftables) running on ${nodes.map((n) => n.name).join(', ')}`);
   return started;
 }

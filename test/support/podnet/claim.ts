@@ -12,7 +12,10 @@ export const CLAIM_DIR = process.env['OUTPROBE_NETNS_DIR'] ?? '/run/outprobe-net
 export type RecordEntry =
   | { readonly kind: 'netns'; readonly name: string }
   | { readonly kind: 'link'; readonly name: string }
-  | { readonly kind: 'table'; readonly family: string; readonly name: string };
+  | { readonly kind: 'table'; readonly family: string; readonly name: string }
+  /** A real node's cgroup (its name under every hierarchy) and its directory of mounts (docs/adr/0047-real-nodes.md). */
+  | { readonly kind: 'cgroup'; readonly name: string }
+  | { readonly kind: 'mounts'; readonly dir: string };
 
 export interface Claim {
   readonly slot: number;

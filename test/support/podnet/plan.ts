@@ -20,7 +20,12 @@ export const NODE_BRIDGE = 'cbr0';
 /** A node as the pod network's users see it. */
 export interface NodeNet {
   readonly index: number;
-  /** `kwok-node-<i>` */
+  /**
+   * 'kwok': a fake node (kwok and a node agent); 'real': a node run by a real kubelet
+   * with containerd and runc (docs/adr/0047-real-nodes.md). Real nodes come after the kwok ones.
+   */
+  readonly kind: 'kwok' | 'real';
+  /** `kwok-node-<i>`, or `real-node-<j>` for the j-th real node. */
   readonly name: string;
   readonly netns: string;
   /** The node's address on the fabric. */
@@ -59,11 +64,13 @@ function octet3(base: number, third: number, fourth: number): string {
   return intToIp(base + third * 256 + fourth);
 }
 
-function nodePlan(slot: number, base: number, i: number): NodePlan {
+function nodePlan(slot: number, base: number, i: number, kwokNodes: number): NodePlan {
   const prefix = `${FAMILY}${slot}`;
+  const real = i >= kwokNodes;
   return {
     index: i,
-    name: `kwok-node-${i}`,
+    kind: real ? 'real' : 'kwok',
+    name: real ? `real-node-${i - kwokNodes}` : `kwok-node-${i}`,
     netns: `${prefix}-node-${i}`,
     ip: octet3(base, 0, 10 + i),
     podCidr: `${octet3(base, 1 + i, 0)}/25`,
@@ -74,10 +81,14 @@ function nodePlan(slot: number, base: number, i: number): NodePlan {
   };
 }
 
-/** The plan of slot `slot` with `nodes` nodes; throws on a slot or node count out of range. */
-export function addressPlan(slot: number, nodes: number): AddressPlan {
+/**
+ * The plan of slot `slot` with `nodes` kwok nodes and `realNodes` real ones after them;
+ * throws on a slot or node count out of range.
+ */
+export function addressPlan(slot: number, nodes: number, realNodes = 0): AddressPlan {
   if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS) throw new RangeError(`slot ${slot} is not in 0..${SLOTS - 1}`);
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES) throw new RangeError(`nodes ${nodes} is not in 1..${MAX_NODES}`);
+  if (!Number.isInteger(realNodes) || realNodes < 0 || nodes + realNodes > MAX_NODES) throw new RangeError(`${nodes} kwok and ${realNodes} real nodes: at most ${MAX_NODES} in all`);
   const base = NET_BASE + slot * 4096;
   const prefix = `${FAMILY}${slot}`;
   return {
@@ -89,7 +100,7 @@ export function addressPlan(slot: number, nodes: number): AddressPlan {
     serviceCidr: `${octet3(base, 15, 0)}/24`,
     fabricBridge: `${prefix}-fab`,
     fabricMac: `02:6f:70:${hex(slot)}:ff:fe`,
-    nodes: Array.from({ length: nodes }, (_, i) => nodePlan(slot, base, i)),
+    nodes: Array.from({ length: nodes + realNodes }, (_, i) => nodePlan(slot, base, i, nodes)),
   };
 }
 

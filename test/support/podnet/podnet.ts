@@ -4,7 +4,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import path from 'node:path';
 import { Attacher, detachSandbox, type AttachRequest } from './attach.ts';
 import { buildTopology } from './build.ts';
-import { claimSlot } from './claim.ts';
+import { claimSlot, type RecordEntry } from './claim.ts';
 import { makeFaults, type Faults } from './faults.ts';
 import { onProcessEnd } from './hooks.ts';
 import {
@@ -20,6 +20,8 @@ import { removeSlot, sweepStaleSync } from './teardown.ts';
 export interface PodNetOptions {
   /** Nodes `kwok-node-0`..`kwok-node-<nodes-1>`, 1..12. */
   readonly nodes: number;
+  /** Real nodes `real-node-0`.. after them (docs/adr/0047-real-nodes.md), 12 nodes in all. @default 0 */
+  readonly realNodes?: number;
   readonly log?: (m: string) => void;
   /**
    * Outlive this process (a detached `cluster:up`): no exit hooks; hand the slot to a
@@ -50,6 +52,12 @@ export interface PodNet {
   sandbox(node: string, label: string): Promise<Sandbox>;
   spawnIn(netns: string, cmd: string, args: string[], opts?: SpawnOptions): ChildProcess;
   readonly faults: Faults;
+  /**
+   * Records host state a real node makes outside the network namespaces (its cgroup, its
+   * directory of mounts) before it is made, so stop(), exit hooks and the next run's
+   * sweep remove it with the rest of the slot.
+   */
+  record(e: RecordEntry): void;
   /** Hands the slot to another process (e.g. a detached etcd) so it stays claimed after we exit. */
   setOwner(pid: number): void;
   destroy(): Promise<void>;
@@ -117,10 +125,10 @@ export async function createPodNet(o: PodNetOptions): Promise<PodNet> {
   const support = podNetSupport();
   if (!support.ok) throw new Error(support.why);
   const log = o.log ?? ((): void => undefined);
-  addressPlan(0, o.nodes); // validates the node count before anything is claimed
+  addressPlan(0, o.nodes, o.realNodes ?? 0); // validates the node count before anything is claimed
   sweepStaleSync(log);
   const claim = claimSlot((slot) => { removeSlot(slot); });
-  const plan = addressPlan(claim.slot, o.nodes);
+  const plan = addressPlan(claim.slot, o.nodes, o.realNodes ?? 0);
   const net = new Net(plan, new Attacher(claim.record));
   let destroyed = false;
   const destroySync = (): void => {
@@ -139,7 +147,7 @@ export async function createPodNet(o: PodNetOptions): Promise<PodNet> {
     unhook();
     throw err;
   }
-  log(`podnet ${plan.prefix}: ${o.nodes} nodes on ${plan.clusterCidr}, host ${plan.hostIp}, built in ${Math.round(performance.now() - t0)} ms`);
+  log(`podnet ${plan.prefix}: ${plan.nodes.length} nodes on ${plan.clusterCidr}, host ${plan.hostIp}, built in ${Math.round(performance.now() - t0)} ms`);
   return {
     prefix: plan.prefix,
     slot: plan.slot,
@@ -162,6 +170,7 @@ export async function createPodNet(o: PodNetOptions): Promise<PodNet> {
     },
     spawnIn: (netns, cmd, args, opts) => net.spawnIn(netns, cmd, args, opts),
     faults: makeFaults(plan, claim.record),
+    record: (e) => { claim.record(e); },
     setOwner: (pid) => { claim.setOwner(pid); },
     destroy: async () => {
       destroySync();

@@ -6,11 +6,16 @@ import { dropRecord, liveOwner, readRecord, tryClaimForSweep, releaseSweepClaim 
 import { ipBatchSync, runSync } from './exec.ts';
 import { SLOTS, slotOfName } from './plan.ts';
 import { killInNetns } from './procs.ts';
+import { cgroupHierarchies, removeCgroup, unmountUnder } from './host-state.ts';
 
 export interface Leftovers {
   readonly netns: readonly string[];
   readonly links: readonly string[];
   readonly tables: readonly { readonly family: string; readonly name: string }[];
+  /** Real nodes' cgroups (names under each hierarchy). */
+  readonly cgroups: readonly string[];
+  /** Real nodes' directories whose mounts must go (from the record only). */
+  readonly mountDirs: readonly string[];
 }
 
 function listDir(dir: string): string[] {
@@ -27,6 +32,8 @@ export function scanFamily(): Leftovers {
     netns: listDir('/run/netns').filter((n) => slotOfName(n) !== undefined),
     links: listDir('/sys/class/net').filter((n) => slotOfName(n) !== undefined),
     tables,
+    cgroups: [...new Set(cgroupHierarchies().flatMap((h) => listDir(h)).filter((n) => slotOfName(n) !== undefined))],
+    mountDirs: [],
   };
 }
 
@@ -39,12 +46,16 @@ function ofSlot(slot: number, found: Leftovers): Leftovers {
     netns: uniq([...rec.flatMap((e) => (e.kind === 'netns' ? [e.name] : [])), ...found.netns.filter(mine)]),
     links: uniq([...rec.flatMap((e) => (e.kind === 'link' ? [e.name] : [])), ...found.links.filter(mine)]),
     tables: [...new Map(tables.map((t) => [`${t.family} ${t.name}`, { family: t.family, name: t.name }])).values()],
+    cgroups: uniq([...rec.flatMap((e) => (e.kind === 'cgroup' ? [e.name] : [])), ...found.cgroups.filter(mine)]),
+    mountDirs: uniq(rec.flatMap((e) => (e.kind === 'mounts' ? [e.dir] : []))),
   };
 }
 
 /** Removes `items` (whatever of them exists); returns a description of what existed and went. */
 export function removeItems(items: Leftovers, present: Leftovers = scanFamily()): string[] {
-  killInNetns(items.netns);
+  killInNetns(items.netns); // kubelets, containerds and their shims run in their node's namespace
+  // Then the containers (in pod namespaces, found by their node's cgroup), their mounts, their cgroups.
+  const hostState = [...items.cgroups.flatMap(removeCgroup), ...items.mountDirs.flatMap(unmountUnder)];
   ipBatchSync(items.links.map((l) => `link del ${l}`));
   ipBatchSync(items.netns.map((n) => `netns del ${n}`));
   const liveTables = new Set(present.tables.map((t) => `${t.family} ${t.name}`));
@@ -56,6 +67,7 @@ export function removeItems(items: Leftovers, present: Leftovers = scanFamily())
     ...items.netns.filter((n) => netns.has(n)).map((n) => `netns ${n}`),
     ...items.links.filter((l) => links.has(l)).map((l) => `link ${l}`),
     ...tables.map((t) => `nft table ${t.family} ${t.name}`),
+    ...hostState,
   ];
 }
 
