@@ -43,13 +43,14 @@ export function etcdArgs(dataDir: string, p: Ports): string[] {
  * system:node:<name>), the ServiceAccount admission plugin (pods get their projected
  * token volume), the `kubernetes` Service's endpoints published (in-cluster clients
  * reach the server at its fabric address through kube-proxy), a client
- * certificate for the server's calls to kubelets (logs, exec), and Services of
+ * certificate for the server's calls to kubelets (logs, exec) at their InternalIP, and Services of
  * webhooks resolved to their endpoints (the server runs in the root namespace, where
  * no kube-proxy translates ClusterIPs; pod IPs are routed there).
  */
 export function apiserverArgs(pki: Pki, p: Ports, full: boolean, a: PlaneAddresses = DEFAULT_ADDRESSES, realNodes = false): string[] {
   const disabled = realNodes ? [] : [`--disable-admission-plugins=${full ? 'ServiceAccount' : 'ServiceAccount,TaintNodesByCondition'}`];
-  const real = realNodes ? [`--kubelet-client-certificate=${pki.adminCert}`, `--kubelet-client-key=${pki.adminKey}`, '--enable-aggregator-routing=true'] : [];
+  const real = realNodes ? [`--kubelet-client-certificate=${pki.adminCert}`, `--kubelet-client-key=${pki.adminKey}`, '--enable-aggregator-routing=true',
+    '--kubelet-preferred-address-types=InternalIP'] : []; // the nodes' names are not in any DNS
   return [
     `--etcd-servers=http://127.0.0.1:${p.etcdClient}`,
     `--bind-address=${a.bindAddress}`, `--secure-port=${p.apiserver}`, `--advertise-address=${a.bindAddress}`,

@@ -17,7 +17,7 @@ void test('slot 0 and slot 31 follow the ADR table', () => {
   assert.deepEqual(
     { ...p.nodes[3] },
     {
-      index: 3, name: 'kwok-node-3', netns: 'opn0-node-3', ip: '198.18.0.13', podCidr: '198.18.4.0/25',
+      index: 3, kind: 'kwok', name: 'kwok-node-3', netns: 'opn0-node-3', ip: '198.18.0.13', podCidr: '198.18.4.0/25',
       subnet: '198.18.4.0/24', gateway: '198.18.4.254', rootLink: 'opn0-n3', bridgeMac: '02:6f:70:00:03:fe',
     },
   );
@@ -26,6 +26,19 @@ void test('slot 0 and slot 31 follow the ADR table', () => {
   assert.equal(last.hostIp, '198.19.240.1');
   assert.equal(last.nodes[11]?.subnet, '198.19.252.0/24');
   assert.equal(last.serviceCidr, '198.19.255.0/24');
+});
+
+void test('real nodes come after the kwok nodes, named real-node-<j>, on the same address plan (ADR 0047)', () => {
+  const p = addressPlan(2, 1, 3);
+  assert.deepEqual(p.nodes.map((n) => [n.index, n.kind, n.name, n.netns, n.subnet]), [
+    [0, 'kwok', 'kwok-node-0', 'opn2-node-0', '198.18.33.0/24'],
+    [1, 'real', 'real-node-0', 'opn2-node-1', '198.18.34.0/24'],
+    [2, 'real', 'real-node-1', 'opn2-node-2', '198.18.35.0/24'],
+    [3, 'real', 'real-node-2', 'opn2-node-3', '198.18.36.0/24'],
+  ]);
+  assert.equal(findNode(p, 'real-node-1')?.index, 2);
+  assert.throws(() => addressPlan(0, 10, 3), /10 kwok and 3 real nodes: at most 12 in all/);
+  assert.throws(() => addressPlan(0, 1, -1), /at most 12 in all/);
 });
 
 void test('every slot stays inside 198.18.0.0/15, slots never overlap, link names fit 15 characters', () => {
