@@ -94,8 +94,12 @@ export async function runRealDemo(exitAfterScenario: boolean): Promise<void> {
     await createNamespace(p, NS, true);
     const policyFile = path.join(import.meta.dirname, 'demo-policy.yaml');
     const policyText = readFileSync(policyFile, 'utf8');
-    await p.cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${NS}/probepolicies`, parse(policyText) as Record<string, unknown>);
-    say(`Applied ${path.relative(process.cwd(), policyFile)}; namespace ${NS} is labelled outprobe.io/inject-readiness-gates=enabled:`);
+    const policy = parse(policyText) as { spec: { readiness: Record<string, unknown> } };
+    // Two replicas share the 3 pods: the panic cap is per replica (ADR 0015), and a replica owning 1 pod may hold
+    // 50 % of 1 = 0 of them unready. The demo cuts one pod, so it lets each replica hold all of its own.
+    policy.spec.readiness['maxUnreadyPercent'] = 100;
+    await p.cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${NS}/probepolicies`, policy);
+    say(`Applied ${path.relative(process.cwd(), policyFile)} with readiness.maxUnreadyPercent 100 (two replicas share its pods); namespace ${NS} is labelled outprobe.io/inject-readiness-gates=enabled:`);
     process.stdout.write(policyText);
     const { clusterIp } = await deployWeb(p, { namespace: NS, replicas: 3, nodes: ['real-node-0'] });
     const pods = await until('3 web pods Ready with their gate True', async () => {
