@@ -309,7 +309,7 @@ describe('the chart with outprobe\'s own image on real nodes', { timeout: 1_800_
     }, 180_000);
   });
 
-  it('helm upgrade keeps the replicas; helm uninstall leaves every gate True and no Lease', async () => {
+  it('helm upgrade keeps the replicas; helm uninstall leaves every gate True and no Lease renewed', async () => {
     ok(p.helm('upgrade', RELEASE, CHART, '--namespace', NS, ...chartArgs(image, REPLICA_NODES), '--set', 'config.logLevel=debug', '--wait', '--timeout', '5m'), 'helm upgrade');
     await until('2 replicas Ready after the upgrade', async () => {
       const ps = await replicas();

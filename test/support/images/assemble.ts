@@ -52,7 +52,16 @@ async function finish(repo: string, layers: readonly Layer[], config: ImageConfi
   const dir = path.join(imageCacheDir(), 'archives');
   mkdirSync(dir, { recursive: true });
   const out = path.join(dir, `${repo}-${tag}.tar`);
-  return writeImage(name, layers, config, out);
+  const img = await writeImage(name, layers, config, out);
+  pruneArchives(dir, repo, out);
+  return img;
+}
+
+/** Keeps the 3 newest archives of `repo` (each source change makes a new outprobe archive of about 250 MB). */
+function pruneArchives(dir: string, repo: string, keep: string): void {
+  const mine = readdirSync(dir).filter((f) => f.startsWith(`${repo}-`) && f.endsWith('.tar')).map((f) => path.join(dir, f))
+    .map((f) => ({ f, t: statSync(f).mtimeMs })).sort((a, b) => b.t - a.t);
+  for (const { f } of mine.slice(3)) if (f !== keep) rmSync(f, { force: true });
 }
 
 /** A one-binary image: `bin` at /<name>, owned by root, the entrypoint, user `user`. */
