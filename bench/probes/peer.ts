@@ -8,16 +8,12 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { claimPort } from '../../test/support/ports/index.ts';
 import { track } from './children.ts';
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/** A port for a peer to listen on: below the ephemeral range, locked machine-wide (test/support/ports). */
+export function freePort(): Promise<number> {
+  return claimPort('127.0.0.1');
 }
 
 /** GET `url`; resolves with the status and the body whatever the status, rejects on a network error or after `timeoutMs`. */

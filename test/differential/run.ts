@@ -14,9 +14,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import http2 from 'node:http2';
-import net from 'node:net';
 import { createGrpcProber, createHttpProber, tcpProbe } from '../../src/probing/index.ts';
 import type { Outcome } from '../../src/probing/index.ts';
+import { claimPort, releasePort } from '../support/ports/index.ts';
 import { grpcServer, h2TlsServer, rawServer } from './servers.ts';
 import type { Closable, Ports, Recorder } from './servers.ts';
 import type { Scenario } from './scenarios.ts';
@@ -46,25 +46,13 @@ interface Instance {
 const hostOf = (s: Scenario): string => (s.family === 6 ? '::1' : '127.0.0.1');
 
 /**
- * A port nothing listens on, for "connection refused" scenarios. Taken below
- * the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by
- * default), where every other scenario server binds (port 0), so none of them
- * can take it over before the probe runs.
+ * A port nothing listens on, for "connection refused" scenarios: claimed below the kernel's
+ * ephemeral range with a machine-wide lock (test/support/ports), where every other scenario
+ * server (port 0) and any concurrent run's components cannot take it before the probe runs.
  */
-async function freePort(host: string): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 10_000);
-    const srv = net.createServer();
-    const ok = await new Promise<boolean>((r) => {
-      srv.once('error', () => r(false));
-      srv.listen(port, host, () => r(true));
-    });
-    if (ok) {
-      await new Promise<void>((r) => srv.close(() => r()));
-      return port;
-    }
-  }
-  throw new Error(`no free port below the ephemeral range on ${host} after 100 attempts`);
+async function closedPort(host: string): Promise<Closable> {
+  const port = await claimPort(host);
+  return { port, close: () => { releasePort(port); } };
 }
 
 /** Starts one instance of a scenario's servers (target, plus O/V/S for redirect scenarios). */
@@ -75,7 +63,11 @@ async function start(s: Scenario, realGrpc: (host: string) => Promise<number>): 
   const ports: { T: number; O: number; V: number; S: number } = { T: 0, O: 0, V: 0, S: 0 };
   const get = (): Ports => ports;
   const t = s.target;
-  if (t.type === 'closed') ports.T = await freePort(host);
+  if (t.type === 'closed') {
+    const closed = await closedPort(host);
+    closers.push(closed);
+    ports.T = closed.port;
+  }
   else if (t.type === 'real-grpc') ports.T = await realGrpc(host);
   else if (t.type === 'h2tls') closers.push(await h2TlsServer(host, 'T', rec));
   else if (t.type === 'grpc') {

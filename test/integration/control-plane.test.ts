@@ -6,7 +6,7 @@ import net from 'node:net';
 import { test } from 'node:test';
 import { Agent, request } from 'undici';
 import { isAlive, startControlPlane } from '../support/cluster/index.ts';
-import { freePort } from '../support/cluster/ports.ts';
+import { claimPort } from '../support/cluster/ports.ts';
 
 void test('minimal plane: RBAC on, admin works, anonymous is refused, stop leaves nothing', async () => {
   for (let round = 0; round < 2; round++) {
@@ -59,7 +59,7 @@ void test('a port taken between choosing and binding it: etcd and kube-apiserver
   // Calls 1 and 2 are etcd's client and peer ports, call 3 kube-apiserver's.
   const choosePort = async (host: string): Promise<number> => {
     const n = calls++;
-    return n === 0 ? taken[0]!.port : n === 2 ? taken[1]!.port : freePort(host);
+    return n === 0 ? taken[0]!.port : n === 2 ? taken[1]!.port : claimPort(host);
   };
   const lines: string[] = [];
   try {

@@ -4,6 +4,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { claimPort } from './ports/index.ts';
 
 export interface Listening {
   readonly port: number;
@@ -58,11 +59,13 @@ export function tlsServer(onConnection: (socket: tls.TLSSocket) => void, alpn: r
   return listen(server, host);
 }
 
-/** A port on 127.0.0.1 that nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const l = await tcpServer(() => undefined);
-  await l.close();
-  return l.port;
+/**
+ * A port on 127.0.0.1 that nothing listens on: claimed below the ephemeral range with a
+ * machine-wide lock (test/support/ports), so no outgoing connection and no other test's
+ * component can be bound there, and held until the process ends.
+ */
+export function closedPort(): Promise<number> {
+  return claimPort('127.0.0.1');
 }
 
 export interface StalledListener {

@@ -1,5 +1,6 @@
 import { Controller, reporter } from '../../../src/controller/index.ts';
 import { EventRecorder, Metrics, silentLogger } from '../../../src/observability/index.ts';
+import type { Logger } from '../../../src/observability/index.ts';
 import type { ControllerEvent } from '../../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../../src/kernel/index.ts';
 import { KubeClient, fromKubeconfig } from '../../../src/kube/index.ts';
@@ -17,12 +18,17 @@ export interface RunningController {
 }
 
 /** The controller in-process against the test control plane, probing only 127.0.0.0/8. */
-export function startController(kubeconfigPath: string, namespace: string, over: { readonly execEnabled?: boolean } = {}): RunningController {
+/**
+ * `over.log`: where the controller's log lines go (a harness's logger, so a failure prints its
+ * decisions: test/support/replicas); none by default.
+ */
+export function startController(kubeconfigPath: string, namespace: string, over: { readonly execEnabled?: boolean; readonly log?: Logger } = {}): RunningController {
   const client = new KubeClient({ connection: fromKubeconfig(kubeconfigPath), clock: systemClock, random: systemRandom, qps: 200, burst: 400 });
   const events: ControllerEvent[] = [];
   const metrics = new Metrics({ defaultMetrics: false });
   // The real reporter too, so Kubernetes Events and metrics are exercised against the API server.
-  const report = reporter({ log: silentLogger, metrics, events: new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: silentLogger, metrics, reportingInstance: 'test' }) });
+  const log = over.log ?? silentLogger;
+  const report = reporter({ log, metrics, events: new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: 'test' }) });
   const controller = new Controller({
     client,
     clock: systemClock,

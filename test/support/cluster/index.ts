@@ -18,10 +18,11 @@ import { kubeconfigFor, loadCredentials, writeKubeconfig } from './kubeconfig.ts
 import type { AdminCredentials } from './kubeconfig.ts';
 import { createPodNet, podNetSupport } from '../podnet/index.ts';
 import type { PodNet } from '../podnet/index.ts';
+import { onProcessEnd } from '../podnet/hooks.ts';
 import { createFakeNodes, nodesReady } from './nodes.ts';
 import { createNetworkNodes, nodeAddressesSet, startNodeServices } from './node-services.ts';
 import { claimPodNetwork } from './podnet.ts';
-import { assertPortFree, freePort } from './ports.ts';
+import { assertPortFree, claimPort, releasePort } from './ports.ts';
 import type { Component } from './proc.ts';
 import { killNow, startComponent, stopPids, tail } from './proc.ts';
 import { waitReady } from './wait.ts';
@@ -72,8 +73,9 @@ export interface ControlPlaneOptions {
    */
   readonly apiserverArgs?: readonly string[];
   /**
-   * Chooses each component's port (`freePort` by default). Tests pass one that hands out a
-   * taken port to see a component started again on a new one.
+   * Chooses each component's port (`claimPort` by default: below the ephemeral range, locked
+   * machine-wide, released by stop()). Tests pass one that hands out a taken port to see a
+   * component started again on a new one.
    */
   readonly choosePort?: (host: string) => Promise<number>;
   /**
@@ -89,6 +91,11 @@ export interface ControlPlaneOptions {
 
 export interface ControlPlane {
   readonly dir: string;
+  /**
+   * The components' log files (`<name>.log`), inside `dir`: removed with it by stop(), so a
+   * harness that keeps logs of a failed test copies them first (test/support/replicas).
+   */
+  readonly logDir: string;
   readonly server: string;
   readonly kubeconfigPath: string;
   readonly kubeconfig: Record<string, unknown>;
@@ -134,9 +141,8 @@ type MutablePorts = { -readonly [K in keyof Ports]: Ports[K] };
 const maxStarts = 3;
 
 /**
- * True when the component exited because it could not bind a port. A port from
- * `freePort()` is free when chosen but lies in the ephemeral range, so another
- * process's outgoing connection may take it before the component binds it.
+ * True when the component exited because it could not bind a port: a program that does not
+ * use claimPort() (or a chooser a test passes) may have bound it after it was chosen.
  */
 function portTaken(c: Component): boolean {
   return c.exit !== undefined && /address already in use/.test(tail(c.logFile, 30));
@@ -175,7 +181,13 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const log = (m: string): void => { o.log?.(`[+${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`); };
   const full = o.full ?? false;
   const binaries = findBinaries();
-  const choose = o.choosePort ?? freePort;
+  const claimed: number[] = [];
+  const choose = o.choosePort ?? (async (host: string): Promise<number> => {
+    const port = await claimPort(host);
+    claimed.push(port);
+    return port;
+  });
+  const releaseClaims = (): void => { for (const p of claimed.splice(0)) releasePort(p); };
   if ((o.realNodes ?? 0) > 0 && !full) throw new Error('real nodes need the full plane (full: true)');
   // Before anything runs: the kubelet and the images may take minutes to build when cold.
   const realParts = (o.realNodes ?? 0) > 0 ? await prepareRealNodes(log) : undefined;
@@ -185,6 +197,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   try {
     ports = await pickPorts(o, addrs.bindAddress, choose); // before any other state exists: a busy port leaves nothing behind
   } catch (err) {
+    releaseClaims();
     await net?.destroy();
     throw err;
   }
@@ -194,19 +207,17 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
   const components: Component[] = [];
   const pids = (): number[] => components.map((c) => c.pid);
-  // Not detached: never outlive this process, also when a test runner SIGTERMs it.
-  const onExit = (): void => { killNow(pids()); };
-  const onSignal = (sig: NodeJS.Signals): void => {
+  // Not detached: never outlive this process, and leave nothing behind, also when it ends on
+  // SIGINT (Ctrl-C of `npm run demo`) or SIGTERM (a test runner's timeout): the components are
+  // killed and the directory (etcd data, logs, PKI: ~124 MB for a full plane) removed at once.
+  // A program with its own signal handler (the demo) still decides when it exits.
+  const endSync = (): void => {
     killNow(pids());
-    process.removeListener(sig, onSignal);
-    process.kill(process.pid, sig);
+    podnet?.release();
+    releaseClaims();
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   };
-  const hooks = o.detached !== true;
-  if (hooks) {
-    process.on('exit', onExit);
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  }
+  const unhook = o.detached === true ? (): void => undefined : onProcessEnd(endSync);
   const record = (): void => {
     writeFileSync(path.join(dir, 'pids.json'), JSON.stringify(components.map(({ name, pid, logFile }) => ({ name, pid, logFile })), null, 2));
   };
@@ -243,9 +254,8 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     await stopPids([...pids()].reverse());
     podnet?.release();
     await net?.destroy();
-    process.removeListener('exit', onExit);
-    process.removeListener('SIGTERM', onSignal);
-    process.removeListener('SIGINT', onSignal);
+    unhook();
+    releaseClaims();
     if (opts.keepDir !== true) rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -317,7 +327,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
         }
       }
     }
-    return { dir, server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries,
+    return { dir, logDir: path.join(dir, 'logs'), server, kubeconfigPath, kubeconfig: kubeconfigFor(creds), kube: k, binaries,
       bindAddress: addrs.bindAddress, serviceCidr: addrs.serviceCidr, components, nodeNames,
       podNetwork: net?.clusterCidr ?? (podnet === undefined ? undefined : `127.${podnet.octet}.0.0/16`), net,
       realNodes, images: realParts?.images, stop };

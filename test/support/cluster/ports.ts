@@ -1,18 +1,10 @@
-// Free loopback ports for the control plane's components.
+// Ports for the control plane's components: claimed below the ephemeral range with a
+// machine-wide lock (test/support/ports), so no outgoing connection and no concurrent run
+// can take one between choosing it and the component binding it.
 import net from 'node:net';
 
-/** Asks the kernel for a free TCP port on `host`. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => { resolve(port); });
-    });
-  });
-}
+export { claimPort, releasePort } from '../ports/index.ts';
+
 
 /** Rejects with a message naming the component when host:port cannot be bound. */
 export function assertPortFree(component: string, port: number, host = '127.0.0.1'): Promise<void> {
