@@ -13,10 +13,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { waitFor } from '../integration/support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
 const NS = 'outprobe';
@@ -31,6 +32,7 @@ const policy = (name: string, spec: Record<string, unknown>, namespace = APP): R
 interface Outcome { readonly ok: boolean; readonly out: string }
 
 void describe('the chart\'s admission policy: a ProbePolicy author gets no more than their own RBAC', () => {
+  const logs = logsOnFailure('admission');
   let cp: ControlPlane;
   let tmp: string;
   const kubectl = (args: readonly string[], input?: string): Outcome => {
@@ -52,9 +54,10 @@ void describe('the chart\'s admission policy: a ProbePolicy author gets no more 
     assert.equal(o.ok, true, o.out);
   };
 
-  before(async () => {
+  logs.setup(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'outprobe-admission-'));
     cp = await startControlPlane();
+    logs.plane(cp);
     for (const name of [APP, OTHER]) await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     // Exec on, for APP only; no controller pods (nothing would run them here).
     helm('install', 'outprobe', chart, '-n', NS, '--create-namespace', '--set', 'replicaCount=0', '--set', 'execProbes.enabled=true', '--set', `execProbes.namespaces={${APP}}`);
@@ -80,7 +83,7 @@ void describe('the chart\'s admission policy: a ProbePolicy author gets no more 
     await waitFor('admission policy in effect', () => Promise.resolve(!kubectl(['create', '--dry-run=server', '--as', 'author', '-f', '-'],
       JSON.stringify(policy('probe', { readiness: { probe: { exec: { command: ['true'] } } } }))).ok), 60_000, 500);
   });
-  after(async () => {
+  logs.teardown(async () => {
     await cp.stop();
     rmSync(tmp, { recursive: true, force: true });
   });

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/index.ts';
@@ -16,6 +16,7 @@ import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { sandboxFor, startWorkloads } from '../support/workloads/index.ts';
 import type { Workloads } from '../support/workloads/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
 const repoCrd = fileURLToPath(new URL('../../crds/outprobe.io_probepolicies.yaml', import.meta.url));
@@ -86,12 +87,14 @@ const serviceMonitorCrd = {
 };
 
 void describe('charts/outprobe', () => {
+  const logs = logsOnFailure('chart');
   let cp: ControlPlane;
   let helm: string;
   let kubectl: (...args: string[]) => Run;
   let workloads: Workloads;
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ full: true });
+    logs.plane(cp);
     // The controller's pods answer their liveness and readiness probes (run by the node agents,
     // as the kubelet would) on their metrics port, as a running outprobe does.
     workloads = startWorkloads({ kube: cp.kube, namespace: NS, labelSelector: `app.kubernetes.io/instance=${RELEASE}`, ...sandboxFor(cp.net) });
@@ -102,7 +105,7 @@ void describe('charts/outprobe', () => {
     // The namespaces ci/exec-3replicas-values.yaml and ci/namespaces-values.yaml watch: their Roles are created there.
     for (const name of ['shop', 'web']) await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   });
-  after(async () => {
+  logs.teardown(async () => {
     await workloads.stop();
     await cp.stop();
     rmSync(helmHome, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import type { KubeClient } from '../support/cluster/index.ts';
 import type { PodNet } from '../support/podnet/index.ts';
 import { sandboxFor, startWorkloads } from '../support/workloads/index.ts';
 import { grpcHealth, httpStatus, tcpConnects } from '../support/workloads/clients.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const NS = 'smoke';
 
@@ -98,8 +99,10 @@ function leftovers(prefix: string): string[] {
     .filter((l) => l.includes(`${prefix}-`));
 }
 
+const logs = logsOnFailure('cluster-smoke');
+
 void test('full control plane runs a Deployment of simulated pods with real endpoints', async (t) => {
-  const cp = await startControlPlane({ full: true, log: (m) => { t.diagnostic(m); } });
+  const cp = logs.plane(await startControlPlane({ full: true, log: (m) => { t.diagnostic(m); } }));
   t.diagnostic(`pod network: ${cp.podNetwork ?? 'none'} (${cp.net === undefined ? 'loopback' : `namespaces ${cp.net.prefix}-*`})`);
   const pids = cp.components.map((c) => c.pid);
   try {

@@ -5,9 +5,10 @@
 // says so in a ReachabilityDiverged Event on the pod; healed, the count goes
 // back to 0. (The world's own Enforce policy gates the pods as in partition.test.ts.)
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { podNetSupport } from '../support/podnet/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 import { startPartitionWorld } from '../support/partition/index.ts';
 import type { World } from '../support/partition/index.ts';
 
@@ -18,6 +19,7 @@ const OBSERVE_TYPE = 'outprobe.io/observe';
 interface Ev { reason: string; message: string; type: string; involvedObject: { kind: string; name: string } }
 
 describe('divergence: a cut-off pod the node calls ready is counted and reported by an Observe-mode fromContainer policy', { skip, timeout: 300_000 }, () => {
+  const logs = logsOnFailure('divergence');
   let world: World;
   const policyPath = (): string => `/apis/outprobe.io/v1alpha1/namespaces/${world.namespace}/probepolicies/observe`;
   const status = async (): Promise<Record<string, unknown>> => ((await world.cp.kube.get(policyPath()))['status'] ?? {}) as Record<string, unknown>;
@@ -32,8 +34,10 @@ describe('divergence: a cut-off pod the node calls ready is counted and reported
   };
   const events = async (): Promise<Ev[]> => (await world.cp.kube.get(`/api/v1/namespaces/${world.namespace}/events`))['items'] as Ev[];
 
-  before(async () => {
-    world = await startPartitionWorld({ log: (m) => { process.stderr.write(`# ${m}\n`); } });
+  logs.setup(async () => {
+    world = await startPartitionWorld({ log: (m) => { process.stderr.write(`# ${m}\n`); }, record: logs.record });
+    logs.plane(world.cp);
+    logs.subjects(...world.pods.map((p) => p.name), 'web');
     // The pods' own readinessProbe (httpGet /healthz, period 1 s, failureThreshold 3), run from outprobe's node.
     await world.cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${world.namespace}/probepolicies`, {
       apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name: 'observe', namespace: world.namespace },
@@ -45,7 +49,7 @@ describe('divergence: a cut-off pod the node calls ready is counted and reported
     });
   });
 
-  after(async () => {
+  logs.teardown(async () => {
     await world.stop();
   });
 

@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { waitFor } from '../integration/support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -22,6 +23,7 @@ const NS = 'outprobe';
 const MON = 'monitoring';
 
 void describe('/metrics behind TokenReview and SubjectAccessReview', () => {
+  const logs = logsOnFailure('metrics-auth');
   let cp: ControlPlane;
   let tmp: string;
   let child: ChildProcess | undefined;
@@ -34,9 +36,10 @@ void describe('/metrics behind TokenReview and SubjectAccessReview', () => {
   };
   const scrape = (token?: string, p = '/metrics'): Promise<Response> => fetch(`http://127.0.0.1:${port}${p}`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
 
-  before(async () => {
+  logs.setup(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'outprobe-metrics-auth-'));
     cp = await startControlPlane();
+    logs.plane(cp);
     const env = { ...process.env, HELM_CACHE_HOME: `${tmp}/cache`, HELM_CONFIG_HOME: `${tmp}/config`, HELM_DATA_HOME: `${tmp}/data` };
     const r = spawnSync(cp.binaries.helm, ['--kubeconfig', cp.kubeconfigPath, 'install', 'outprobe', chart, '-n', NS, '--create-namespace', '--set', 'replicaCount=0',
       '--set', 'metrics.reader.subjects[0].kind=ServiceAccount', '--set', 'metrics.reader.subjects[0].name=prometheus', '--set', `metrics.reader.subjects[0].namespace=${MON}`],
@@ -58,6 +61,7 @@ void describe('/metrics behind TokenReview and SubjectAccessReview', () => {
     const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'kubernetes', '--sharding', 'false'],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-metrics-0', POD_NAMESPACE: NS } });
     child = c;
+    logs.record('outprobe', c);
     for (const s of [c.stdout, c.stderr]) {
       createInterface({ input: s }).on('line', (l) => {
         lines.push(l);
@@ -67,7 +71,7 @@ void describe('/metrics behind TokenReview and SubjectAccessReview', () => {
     }
     await waitFor('controller started', () => Promise.resolve(port !== 0), 30_000);
   });
-  after(async () => {
+  logs.teardown(async () => {
     child?.kill('SIGTERM');
     await cp.stop();
     rmSync(tmp, { recursive: true, force: true });

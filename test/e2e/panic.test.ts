@@ -4,9 +4,10 @@
 // policy's gated pods False: with 3 pods, at most 1. The policy shows ReadinessPanic;
 // healed, every gate returns to True and the panic ends.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { podNetSupport } from '../support/podnet/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 import { startPartitionWorld } from '../support/partition/index.ts';
 import type { World } from '../support/partition/index.ts';
 
@@ -16,6 +17,7 @@ const skip = support.ok ? false : `needs the pod network: ${support.why}`;
 interface Cond { type: string; status: string; reason?: string; message?: string }
 
 describe('panic threshold: outprobe fails open when it, or a shared dependency, fails every pod at once', { skip, timeout: 300_000 }, () => {
+  const logs = logsOnFailure('panic');
   let world: World;
   const panic = async (): Promise<Cond | undefined> => {
     const p = await world.cp.kube.get(`/apis/outprobe.io/v1alpha1/namespaces/${world.namespace}/probepolicies/web`);
@@ -48,10 +50,12 @@ describe('panic threshold: outprobe fails open when it, or a shared dependency, 
     }, 30_000);
   };
 
-  before(async () => {
-    world = await startPartitionWorld({ log: (m) => { process.stderr.write(`# ${m}\n`); } });
+  logs.setup(async () => {
+    world = await startPartitionWorld({ log: (m) => { process.stderr.write(`# ${m}\n`); }, record: logs.record });
+    logs.plane(world.cp);
+    logs.subjects(...world.pods.map((p) => p.name), 'web');
   });
-  after(async () => {
+  logs.teardown(async () => {
     await world.stop();
   });
 

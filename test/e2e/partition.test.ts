@@ -6,9 +6,10 @@
 // it, and the client's requests to the ClusterIP all land on the other pods. Healed,
 // it comes back the same way.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { podNetSupport } from '../support/podnet/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 import { breakdown, GATE, startPartitionWorld } from '../support/partition/index.ts';
 import type { World } from '../support/partition/index.ts';
 
@@ -18,6 +19,7 @@ const skip = support.ok ? false : `needs the pod network: ${support.why}`;
 interface Cond { type: string; status: string; reason?: string; message?: string }
 
 describe('partition: a pod cut off from every other node leaves the Service, and returns when healed', { skip, timeout: 300_000 }, () => {
+  const logs = logsOnFailure('partition');
   let world: World;
   const conditions = async (name: string): Promise<Map<string, Cond>> => {
     const pod = await world.cp.kube.get(`/api/v1/namespaces/${world.namespace}/pods/${name}`);
@@ -25,11 +27,13 @@ describe('partition: a pod cut off from every other node leaves the Service, and
     return new Map(list.map((c) => [c.type, c]));
   };
 
-  before(async () => {
-    world = await startPartitionWorld({ log: (m) => { process.stderr.write(`# ${m}\n`); } });
+  logs.setup(async () => {
+    world = await startPartitionWorld({ log: (m) => { process.stderr.write(`# ${m}\n`); }, record: logs.record });
+    logs.plane(world.cp);
+    logs.subjects(...world.pods.map((p) => p.name), 'web');
   });
 
-  after(async () => {
+  logs.teardown(async () => {
     await world.stop();
   });
 

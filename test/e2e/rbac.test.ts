@@ -17,11 +17,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { conditionOf, createFakePod, getPod, waitFor } from '../integration/support/fake-kubelet.ts';
 import type { FakePod } from '../integration/support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -39,6 +40,7 @@ function policy(name: string, spec: Record<string, unknown>): Record<string, unk
 }
 
 void describe('the controller with the chart\'s ServiceAccount', () => {
+  const logs = logsOnFailure('rbac');
   let cp: ControlPlane;
   let tmp: string;
   let child: ChildProcess | undefined;
@@ -80,22 +82,24 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
       '--max-halt-above-percent-failing', '100', '--allow-delete-action', ...extra],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
     child = c;
+    logs.record('outprobe', c);
     started.add(c);
     c.once('exit', () => started.delete(c));
     for (const s of [c.stdout, c.stderr]) createInterface({ input: s }).on('line', (l) => lines.push(l));
     return new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
   };
 
-  before(async () => {
+  logs.setup(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'outprobe-rbac-'));
     cp = await startControlPlane();
+    logs.plane(cp);
     // The chart's own RBAC, ServiceAccount and CRD; no controller pods (nothing would run them here).
     // remediation.allowDelete: the Delete policy below needs `delete pods` (not granted by default).
     helm('install', 'outprobe', chart, '-n', NS, '--create-namespace', '--set', 'replicaCount=0', '--set', 'remediation.allowDelete=true');
     await waitFor('CRD served', async () => (await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200, 30_000);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP } });
   });
-  after(async () => {
+  logs.teardown(async () => {
     for (const c of started) c.kill('SIGKILL');
     for (const p of pods) await p.close();
     await cp.stop();

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ranked } from '../../src/sharding/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
@@ -26,6 +26,7 @@ import { conditionOf, waitFor } from '../integration/support/fake-kubelet.ts';
 import { createPodNet, podNetSupport } from '../support/podnet/index.ts';
 import type { PodNet, Sandbox } from '../support/podnet/index.ts';
 import { startPodserve } from '../support/podserve/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
@@ -94,6 +95,7 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
   timeout: 240_000,
   skip: support.ok ? false : `no pod network on this machine: ${support.why}`,
 }, () => {
+  const logs = logsOnFailure('second-opinion');
   let net: PodNet | undefined;
   let cp: ControlPlane | undefined;
   let podserve: Podserve | undefined;
@@ -113,10 +115,11 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
       .filter((e) => e.reason === reason && e.involvedObject?.name === name).map((e) => e.message ?? '');
   };
 
-  before(async () => {
+  logs.setup(async () => {
     const t0 = Date.now();
     net = await createPodNet({ nodes: nodeCount, log });
     cp = await startControlPlane({ log: () => undefined, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
+    logs.plane(cp);
     podserve = await startPodserve({ log });
     await installCrd(cp.kube);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -158,18 +161,14 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
     await pinNeighbours(net, pods);
     for (const [i, id] of ids.entries()) {
       const sandbox = await net.sandbox(net.nodes[i]!.name, `outprobe-${id}`);
-      replicas.set(id, startReplica(kubeconfig, net, sandbox, id));
+      const r = startReplica(kubeconfig, net, sandbox, id);
+      logs.record(id, r.child);
+      replicas.set(id, r);
     }
     log(`pod network, API server, ${pods.length} pods and 3 replicas up in ${Date.now() - t0} ms`);
   });
 
-  after(async () => {
-    const dir = process.env['SECOND_OPINION_E2E_LOG_DIR'];
-    if (dir !== undefined) {
-      const { mkdirSync } = await import('node:fs');
-      mkdirSync(dir, { recursive: true });
-      for (const r of replicas.values()) writeFileSync(`${dir}/${r.id}.jsonl`, r.lines.map((l) => JSON.stringify({ t: l.at, ...l.o })).join('\n'));
-    }
+  logs.teardown(async () => {
     for (const r of replicas.values()) r.child.kill('SIGKILL');
     await Promise.all([...replicas.values()].map((r) => r.exited));
     await podserve?.close();
@@ -185,6 +184,7 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
     const pod = pods.find(offNode);
     assert.ok(pod !== undefined, 'some pod has its owner and its second replica on other nodes');
     const [ownerId, peerId] = ranked(ids, pod.uid) as [string, string];
+    logs.subjects(pod.name, pod.uid);
     const owner = replicas.get(ownerId)!;
     log(`pod ${pod.name} on ${pod.node}: owner ${ownerId} (owns ${pods.filter((p) => ranked(ids, p.uid)[0] === ownerId).length} of ${pods.length} pods), asks ${peerId}`);
     await sleep(2000);

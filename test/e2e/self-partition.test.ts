@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { owner } from '../../src/sharding/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
@@ -21,6 +21,7 @@ import { conditionOf, waitFor } from '../integration/support/fake-kubelet.ts';
 import { createPodNet, podNetSupport } from '../support/podnet/index.ts';
 import type { PodNet, Sandbox } from '../support/podnet/index.ts';
 import { startPodserve } from '../support/podserve/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
@@ -94,6 +95,7 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
   timeout: 240_000,
   skip: support.ok ? false : `no pod network on this machine: ${support.why}`,
 }, () => {
+  const logs = logsOnFailure('self-partition');
   let net: PodNet | undefined;
   let cp: ControlPlane | undefined;
   let podserve: Podserve | undefined;
@@ -116,10 +118,11 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
   };
   const hits = async (): Promise<Map<string, number>> => new Map([...(await podserve!.stats())].map(([pod, c]) => [pod, c.http]));
 
-  before(async () => {
+  logs.setup(async () => {
     const t0 = Date.now();
     net = await createPodNet({ nodes: nodeCount, log });
     cp = await startControlPlane({ log: () => undefined, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
+    logs.plane(cp);
     podserve = await startPodserve({ log });
     await installCrd(cp.kube);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -143,20 +146,16 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     await pinNeighbours(net, pods);
     for (const [i, id] of ids.entries()) {
       const sandbox = await net.sandbox(net.nodes[i]!.name, `outprobe-${id}`);
-      replicas.set(id, startReplica(cp, net, sandbox, id));
+      const r = startReplica(cp, net, sandbox, id);
+      logs.record(id, r.child);
+      replicas.set(id, r);
     }
     log(`pod network, API server, ${podCount} pods and 3 replicas up in ${Date.now() - t0} ms`);
   });
 
-  after(async () => {
+  logs.teardown(async () => {
     watching = false;
     await watcher?.catch(() => undefined);
-    const dir = process.env['SELFCUT_E2E_LOG_DIR'];
-    if (dir !== undefined) {
-      const { mkdirSync, writeFileSync } = await import('node:fs');
-      mkdirSync(dir, { recursive: true });
-      for (const r of replicas.values()) writeFileSync(`${dir}/${r.id}.jsonl`, r.lines.map((l) => JSON.stringify({ t: l.at, ...l.o })).join('\n'));
-    }
     for (const r of replicas.values()) r.child.kill('SIGKILL');
     await Promise.all([...replicas.values()].map((r) => r.exited));
     await podserve?.close();
@@ -216,6 +215,7 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     const byVictim = { falseWrites: falseWrites(r1, cutAt), evictions: evictions(r1, cutAt) };
     const byAll = all.map((r) => `${r.id}: ${falseWrites(r, cutAt)} False, ${evictions(r, cutAt)} evictions`).join('; ');
     log(`after the cut: ${byAll}; gates seen not True: ${seenFalse.size}`);
+    logs.subjects(...seenFalse.keys(), ...theirs.map((p) => p.name));
     assert.deepEqual(byVictim, { falseWrites: 0, evictions: 0 });
     assert.deepEqual([...seenFalse.keys()], [], 'no gate turned False');
     const items = ((await cp!.kube.get(`/api/v1/namespaces/${ns}/pods`))['items'] ?? []) as { metadata: { deletionTimestamp?: string } }[];

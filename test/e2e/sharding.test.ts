@@ -6,11 +6,10 @@
 // node's forwarding path. The test plays the kubelet (test/e2e/support/net-pods.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { owner } from '../../src/sharding/index.ts';
 import { spreadDueAt } from '../../src/probing/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
@@ -20,6 +19,7 @@ import { conditionOf, waitFor } from '../integration/support/fake-kubelet.ts';
 import { createPodNet, podNetSupport } from '../support/podnet/index.ts';
 import type { PodNet, Sandbox } from '../support/podnet/index.ts';
 import { startPodserve } from '../support/podserve/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
@@ -209,6 +209,7 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
   timeout: 240_000,
   skip: support.ok ? false : `no pod network on this machine: ${support.why}`,
 }, () => {
+  const logs = logsOnFailure('sharding');
   let net: PodNet | undefined;
   let cp: ControlPlane | undefined;
   let podserve: Podserve | undefined;
@@ -223,6 +224,7 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
 
   const start = (id: string): Replica => {
     const r = startReplica(cp!, net!, sandboxes.get(id)!, id);
+    logs.record(id, r.child);
     replicas.set(id, r);
     everyReplica.push(r);
     return r;
@@ -283,10 +285,11 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     });
   };
 
-  before(async () => {
+  logs.setup(async () => {
     const t0 = Date.now();
     net = await createPodNet({ nodes: nodeCount, log });
     cp = await startControlPlane({ log: () => undefined, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
+    logs.plane(cp);
     podserve = await startPodserve({ log });
     for (const [id, node] of Object.entries(replicaNodes)) sandboxes.set(id, await net.sandbox(net.nodes[node]!.name, `outprobe-${id}`));
     log(`pod network ${net.prefix} (${net.clusterCidr}), API server ${cp.server}, podserve and sandboxes up in ${Date.now() - t0} ms`);
@@ -322,15 +325,9 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     monitor = await HitMonitor.start(podserve, pods);
   });
 
-  after(async () => {
+  logs.teardown(async () => {
     // A failed sample (podserve gone) is reported after the clean-up, not instead of it.
     const sampling = await monitor?.stop().then(() => undefined, (err: unknown) => new Error('a hit sample failed', { cause: err }));
-    // SHARD_E2E_LOG_DIR=<dir> keeps every replica's log lines, for a failure seen only in CI.
-    const dir = process.env['SHARD_E2E_LOG_DIR'];
-    if (dir !== undefined) {
-      mkdirSync(dir, { recursive: true });
-      everyReplica.forEach((r, i) => writeFileSync(`${dir}/${i}-${r.id}.jsonl`, r.lines.map((l) => JSON.stringify(l)).join('\n')));
-    }
     for (const r of replicas.values()) r.child.kill('SIGKILL');
     await Promise.all([...replicas.values()].map((r) => r.exited));
     await podserve?.close();
@@ -394,8 +391,11 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     await waitFor('each dying pod evicted', () => Promise.resolve(dying.every((p) => (evictions(everyReplica).get(`${ns}/${p.name}`) ?? 0) >= 1)), 30_000, 250);
     await sleep(3000);
     const counts = evictions(everyReplica);
+    // On a failure, the harness prints the decisions about the pods evicted (the dying ones and any other).
+    logs.subjects(...[...counts.keys()].map((k) => k.slice(k.indexOf('/') + 1)), ...dying.map((p) => p.name));
     for (const p of dying) assert.equal(counts.get(`${ns}/${p.name}`), 1, `${p.name} evicted once`);
-    assert.equal([...counts.values()].reduce((a, b) => a + b, 0), dying.length, 'no other pod evicted');
+    const besides = [...counts.keys()].filter((k) => !dying.some((p) => k === `${ns}/${p.name}`));
+    assert.equal([...counts.values()].reduce((a, b) => a + b, 0), dying.length, `no other pod evicted (evicted besides the dying: ${besides.join(', ') || 'none'})`);
     // Ends True: a probe that timed out under the handover load may flip a gate for one period (failureThreshold 1).
     const healthy = open().filter((p) => !goBad.includes(p));
     await waitGates('every healthy pod ends True', 'True', healthy, 15_000);

@@ -5,17 +5,19 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd, startController } from './support/controller.ts';
 import type { RunningController } from './support/controller.ts';
 import { createFakePod, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('docs/adoption.md: adopt in three steps', () => {
+  const logs = logsOnFailure('adopt');
   let cp: ControlPlane;
   let c: RunningController | undefined;
   const pods: FakePod[] = [];
@@ -32,12 +34,13 @@ describe('docs/adoption.md: adopt in three steps', () => {
     return Object.fromEntries(names.map((n, i) => [n, values[i] ?? '']));
   };
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     // Step 1 (helm install) puts the CRD in place: the same file.
     await installCrd(cp.kube);
   });
-  after(async () => {
+  logs.teardown(async () => {
     await c?.stop();
     await Promise.all(pods.map((p) => p.close()));
     await cp.stop();
@@ -54,7 +57,7 @@ describe('docs/adoption.md: adopt in three steps', () => {
     const [, unreachable] = pods;
     assert.ok(unreachable !== undefined);
     unreachable.healthy = false;
-    c = startController(cp.kubeconfigPath, 'shop');
+    c = startController(cp.kubeconfigPath, 'shop', { log: logs.logger('controller') });
   });
 
   it('step 3: kubectl get probepolicies shows the divergent pod, and its Event says why', async () => {

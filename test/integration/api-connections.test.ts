@@ -4,12 +4,13 @@
 // that watches still deliver, end, and report 410 over the same transport.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { KubeClient, Reflector, fromKubeconfig, isKubeError } from '../../src/kube/index.ts';
 import type { KubeClientOptions, RawObject } from '../../src/kube/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 /** This process's established TCP connections to `port` (its own socket inodes matched in /proc/net/tcp{,6}). */
 function connectionsTo(port: number): number {
@@ -41,6 +42,7 @@ interface Load {
 }
 
 describe('API client connections against a real kube-apiserver', () => {
+  const logs = logsOnFailure('api-connections');
   let cp: ControlPlane;
   let port = 0;
   const clients: KubeClient[] = [];
@@ -50,11 +52,12 @@ describe('API client connections against a real kube-apiserver', () => {
     return c;
   };
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     port = Number(new URL(cp.server).port);
   });
-  after(async () => {
+  logs.teardown(async () => {
     for (const c of clients) await c.close();
     await cp.stop();
   });

@@ -7,10 +7,13 @@ import { test } from 'node:test';
 import { Agent, request } from 'undici';
 import { isAlive, startControlPlane } from '../support/cluster/index.ts';
 import { claimPort } from '../support/cluster/ports.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
+
+const logs = logsOnFailure('control-plane');
 
 void test('minimal plane: RBAC on, admin works, anonymous is refused, stop leaves nothing', async () => {
   for (let round = 0; round < 2; round++) {
-    const cp = await startControlPlane();
+    const cp = logs.plane(await startControlPlane());
     const pids = cp.components.map((c) => c.pid);
     try {
       assert.deepEqual(cp.components.map((c) => c.name), ['etcd', 'kube-apiserver']);
@@ -63,7 +66,7 @@ void test('a port taken between choosing and binding it: etcd and kube-apiserver
   };
   const lines: string[] = [];
   try {
-    const cp = await startControlPlane({ choosePort, log: (m) => lines.push(m) });
+    const cp = logs.plane(await startControlPlane({ choosePort, log: (m) => lines.push(m) }));
     try {
       assert.deepEqual(cp.components.map((c) => c.name), ['etcd', 'kube-apiserver'], 'the dead starts are no longer components');
       assert.equal(lines.filter((l) => l.includes('etcd: a port chosen for it was taken')).length, 1, lines.join('\n'));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { isAlive } from '../support/cluster/index.ts';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { invalidPolicies, unhonourablePolicies } from '../fixtures/policies/invalid.ts';
@@ -10,6 +10,7 @@ import { startController, installCrd } from './support/controller.ts';
 import type { RunningController } from './support/controller.ts';
 import { conditionOf, createFakePod, getPod, mergePatch, restartContainer, strategicPatch, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const gate = 'outprobe.io/web';
 const policiesPath = (ns: string): string => `/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`;
@@ -28,6 +29,7 @@ function policy(ns: string, name: string, spec: Record<string, unknown>): Record
 const fastHttp = { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1 };
 
 describe('controller against a real kube-apiserver', () => {
+  const logs = logsOnFailure('controller');
   let cp: ControlPlane;
   const pods: FakePod[] = [];
   const running: RunningController[] = [];
@@ -44,7 +46,7 @@ describe('controller against a real kube-apiserver', () => {
     return p;
   }
   function controllerFor(ns: string, o: { readonly execEnabled?: boolean } = {}): RunningController {
-    const c = startController(cp.kubeconfigPath, ns, o);
+    const c = startController(cp.kubeconfigPath, ns, { ...o, log: logs.logger(`controller-${ns}`) });
     running.push(c);
     return c;
   }
@@ -55,12 +57,13 @@ describe('controller against a real kube-apiserver', () => {
     return (status['conditions'] as { type: string; status: string; message: string }[] | undefined)?.find((c) => c.type === type);
   }
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await installCrd(cp.kube);
   });
   const extraPids: number[] = [];
-  after(async () => {
+  logs.teardown(async () => {
     await Promise.all(running.map((c) => c.stop()));
     for (const pid of extraPids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     await Promise.all(pods.map((p) => p.close()));

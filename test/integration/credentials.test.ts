@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { KubeClient, connectionOf, loadKubeConfig } from '../../src/kube/index.ts';
@@ -32,6 +32,7 @@ import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from './support/controller.ts';
 import { conditionOf, createFakePod, getPod, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const pluginPath = fileURLToPath(new URL('./support/exec-credential-plugin.ts', import.meta.url));
@@ -47,6 +48,7 @@ interface Running {
 }
 
 void describe('credentials through client-node, with the controller running', () => {
+  const logs = logsOnFailure('credentials');
   let cp: ControlPlane;
   let tmp: string;
   let caPem: string;
@@ -102,6 +104,7 @@ void describe('credentials through client-node, with the controller running', ()
       '--allowed-probe-cidrs', '127.0.0.0/8', '--status-interval', '1', ...args];
     const [cmd, ...rest] = [...wrap, ...argv];
     const child = spawn(cmd ?? process.execPath, rest, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', HOME: tmp, POD_NAME: 'outprobe-creds-0', ...env } });
+    logs.record('outprobe', child);
     started.add(child);
     child.once('exit', () => started.delete(child));
     for (const s of [child.stdout, child.stderr]) createInterface({ input: s }).on('line', (l) => lines.push(l));
@@ -126,11 +129,12 @@ void describe('credentials through client-node, with the controller running', ()
     for (const s of secrets) assert.ok(!c.lines.some((l) => l.includes(s)), 'no credential in the log');
   };
 
-  before(async () => {
+  logs.setup(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'outprobe-creds-'));
     const tokens = path.join(tmp, 'static-tokens.csv');
     writeFileSync(tokens, `${STATIC_TOKEN},outprobe-static,static-1,"system:masters"\n`, { mode: 0o600 });
     cp = await startControlPlane({ apiserverArgs: [`--token-auth-file=${tokens}`] });
+    logs.plane(cp);
     caPem = readFileSync(pki('serving-ca.crt'), 'utf8');
     await installCrd(cp.kube);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP } });
@@ -159,7 +163,7 @@ void describe('credentials through client-node, with the controller running', ()
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   });
-  after(async () => {
+  logs.teardown(async () => {
     for (const c of started) c.kill('SIGKILL');
     for (const p of pods) await p.close();
     proxy.closeAllConnections();

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd, startController } from './support/controller.ts';
 import type { RunningController } from './support/controller.ts';
 import { conditionOf, createFakePod, getPod, startedAgo, strategicPatch, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 /**
  * The divergence view (issue 15, ADR 0023) against a real kube-apiserver, in
@@ -18,6 +19,7 @@ const gate = 'outprobe.io/web';
 const policiesPath = (ns: string): string => `/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`;
 
 describe('divergence view against a real kube-apiserver (Observe mode)', () => {
+  const logs = logsOnFailure('divergence');
   let cp: ControlPlane;
   let pod: FakePod;
   let c: RunningController;
@@ -37,8 +39,9 @@ describe('divergence view against a real kube-apiserver (Observe mode)', () => {
   const events = async (): Promise<{ reason: string; message: string; type: string; involvedObject: { kind: string; name: string } }[]> =>
     (await cp.kube.get(`/api/v1/namespaces/${ns}/events`))['items'] as never;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await installCrd(cp.kube);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     await cp.kube.create(policiesPath(ns), {
@@ -52,9 +55,9 @@ describe('divergence view against a real kube-apiserver (Observe mode)', () => {
       gate,
       container: { readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1 } },
     });
-    c = startController(cp.kubeconfigPath, ns);
+    c = startController(cp.kubeconfigPath, ns, { log: logs.logger(`controller-${ns}`) });
   });
-  after(async () => {
+  logs.teardown(async () => {
     await c.stop();
     await pod.close();
     await cp.stop();

@@ -3,13 +3,14 @@
 // recorder writes what its own budget allows and accounts for every other
 // one in a ReadinessGateChangesFolded Event on the policy.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { reporter } from '../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { KubeClient, fromKubeconfig } from '../../src/kube/index.ts';
 import { EventRecorder, Metrics, silentLogger } from '../../src/observability/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 interface CoreEvent {
   readonly reason: string;
@@ -24,17 +25,19 @@ function metricValue(text: string, series: string): number {
 }
 
 describe('a burst of 2,000 gate-change Events against a real kube-apiserver', () => {
+  const logs = logsOnFailure('event-burst');
   let cp: ControlPlane;
   let client: KubeClient;
   const ns = `burst-${Date.now().toString(36)}`;
   const pods = 2000;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     client = new KubeClient({ connection: fromKubeconfig(cp.kubeconfigPath), clock: systemClock, random: systemRandom });
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   });
-  after(async () => {
+  logs.teardown(async () => {
     await client.close();
     await cp.stop();
   });

@@ -7,12 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { validatePolicy } from '../../src/policy/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from './support/controller.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const dir = fileURLToPath(new URL('../../examples/', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
@@ -31,15 +32,17 @@ function manifests(file: string): Manifest[] {
 const all = files.flatMap((f) => manifests(f).map((m) => ({ file: f, m })));
 
 void describe('examples/', () => {
+  const logs = logsOnFailure('examples');
   let cp: ControlPlane;
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane();
+    logs.plane(cp);
     await installCrd(cp.kube);
     for (const ns of new Set(all.map((x) => x.m.metadata.namespace))) {
       await cp.kube.must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, [409]);
     }
   });
-  after(async () => {
+  logs.teardown(async () => {
     await cp.stop();
   });
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd, startController } from './support/controller.ts';
 import type { RunningController } from './support/controller.ts';
 import { conditionOf, createFakePod, getPod, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod, FakePodOptions } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 /**
  * fromContainer (issue 15, ADR 0023) against a real kube-apiserver: the pods
@@ -29,6 +30,7 @@ function fromContainerPolicy(ns: string, probe: Record<string, unknown> = {}, mo
 }
 
 describe('fromContainer against a real kube-apiserver', () => {
+  const logs = logsOnFailure('from-container');
   let cp: ControlPlane;
   const pods: FakePod[] = [];
   const running: RunningController[] = [];
@@ -45,7 +47,7 @@ describe('fromContainer against a real kube-apiserver', () => {
     return p;
   }
   function controllerFor(ns: string): RunningController {
-    const c = startController(cp.kubeconfigPath, ns);
+    const c = startController(cp.kubeconfigPath, ns, { log: logs.logger(`controller-${ns}`) });
     running.push(c);
     return c;
   }
@@ -56,11 +58,12 @@ describe('fromContainer against a real kube-apiserver', () => {
     return (await cp.kube.get(`/api/v1/namespaces/${ns}/events`))['items'] as never;
   }
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await installCrd(cp.kube);
   });
-  after(async () => {
+  logs.teardown(async () => {
     await Promise.all(running.map((c) => c.stop()));
     await Promise.all(pods.map((p) => p.close()));
     await cp.stop();

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Controller } from '../../src/controller/index.ts';
 import { NamespaceLabels, Webhook, WebhookCertStore, cacheView, mutatePodsPath } from '../../src/injection/index.ts';
 import type { WebhookEvent } from '../../src/injection/index.ts';
@@ -17,6 +17,7 @@ import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from './support/controller.ts';
 import { waitFor } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const run = Date.now().toString(36);
 const labelled = `inj-on-${run}`;
@@ -48,6 +49,7 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 describe('readiness-gate injection webhook against a real kube-apiserver', () => {
+  const logs = logsOnFailure('gate-injection');
   let cp: ControlPlane;
   let client: KubeClient;
   let controller: Controller;
@@ -74,8 +76,9 @@ describe('readiness-gate injection webhook against a real kube-apiserver', () =>
   // Short lives, so the suite sees the serving certificate renewed and the CA rotated (every 10 s and at ~27 s).
   const rotation = { serviceName: 'outprobe-webhook', names: [`outprobe-webhook.${own}.svc`, '127.0.0.1'], caValidityMs: 40_000, servingValidityMs: 15_000, propagationMs: 3_000, backdateMs: 0 };
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await installCrd(cp.kube);
     for (const [name, labels] of [[labelled, { 'outprobe.io/inject-readiness-gates': 'enabled' }], [plain, {}], [own, { 'outprobe.io/inject-readiness-gates': 'enabled' }]] as const) {
       await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
@@ -130,7 +133,7 @@ describe('readiness-gate injection webhook against a real kube-apiserver', () =>
     for (const [ns, name] of [[labelled, 'web'], [labelled, 'watch'], [plain, 'web'], [plain, 'opt'], [own, 'web']]) await policyCached(ns ?? '', name ?? '');
   });
 
-  after(async () => {
+  logs.teardown(async () => {
     stop.abort();
     stopWebhook.abort();
     await webhookLoop;
@@ -246,6 +249,7 @@ describe('readiness-gate injection webhook against a real kube-apiserver', () =>
     const child: ChildProcess = spawn(process.execPath, [mainPath, '--kubeconfig', cp.kubeconfigPath, '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'none', '--sharding', 'false',
       '--self-partition-detection', 'false', '--second-opinion', 'false', '--webhook-addr', '127.0.0.1:0', '--webhook-secret', 'bin-webhook-tls', '--webhook-configuration', binConfig,
       '--namespace', `${labelled},${own}`], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-bin-0', POD_NAMESPACE: own } });
+    logs.record('outprobe', child);
     try {
       for (const stream of [child.stdout, child.stderr]) {
         if (stream === null) continue;

@@ -2,13 +2,14 @@
 // metadata.uid is another pod's (the name now belongs to a recreated pod), and
 // that the GateWriter stops writing there instead of retrying for ever.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { KubeClient, fromKubeconfig, isKubeError } from '../../src/kube/index.ts';
 import { GateWriter, patchGateCondition } from '../../src/writeback/index.ts';
 import type { GateCondition, GateWriteResult } from '../../src/writeback/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const condition: GateCondition = {
   type: 'outprobe.io/web',
@@ -20,6 +21,7 @@ const condition: GateCondition = {
 };
 
 describe('gate patch with a stale pod UID against a real kube-apiserver', () => {
+  const logs = logsOnFailure('gate-uid');
   let cp: ControlPlane;
   let client: KubeClient;
   const ns = `uid-${Date.now().toString(36)}`;
@@ -30,8 +32,9 @@ describe('gate patch with a stale pod UID against a real kube-apiserver', () => 
   const podSpec = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: ns }, spec: { containers: [{ name: 'web', image: 'example.invalid/web' }], readinessGates: [{ conditionType: condition.type }] } };
   const uidOf = (o: Record<string, unknown>): string => (o['metadata'] as { uid: string }).uid;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     client = new KubeClient({ connection: fromKubeconfig(cp.kubeconfigPath), clock: systemClock, random: systemRandom });
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     // An unscheduled pod is removed at once on delete; the same name is then another pod.
@@ -40,7 +43,7 @@ describe('gate patch with a stale pod UID against a real kube-apiserver', () => 
     currentUid = uidOf(await cp.kube.create(`/api/v1/namespaces/${ns}/pods`, podSpec));
     assert.notEqual(staleUid, currentUid);
   });
-  after(async () => {
+  logs.teardown(async () => {
     await cp.stop();
   });
 

@@ -6,13 +6,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { KubeClient, connectionFor, fromKubeconfig } from '../../src/kube/index.ts';
 import { GateWriter, WriteQueue, patchGateCondition } from '../../src/writeback/index.ts';
 import type { GateCondition, GateWriteResult, PodRef, WriteOutcome } from '../../src/writeback/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const conditionType = 'outprobe.io/web';
 const trueCondition: GateCondition = { type: conditionType, status: 'True', reason: 'ProbeSucceeded', message: '', lastTransitionTime: '2026-11-25T09:00:00Z', lastProbeTime: '2026-11-25T09:00:00Z' };
@@ -107,17 +108,19 @@ async function writeAll(cp: ControlPlane, gateClient: KubeClient, pods: readonly
 }
 
 describe('gate writes on their own path against a real kube-apiserver', () => {
+  const logs = logsOnFailure('gate-write-throughput');
   let cp: ControlPlane;
   let client: KubeClient;
   const ns = `gates-${Date.now().toString(36)}`;
   const n = 3000;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     client = new KubeClient({ connection: fromKubeconfig(cp.kubeconfigPath), clock: systemClock, random: systemRandom, qps: 2000, burst: 2000 });
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   });
-  after(async () => {
+  logs.teardown(async () => {
     await client.close();
     await cp.stop();
   });
@@ -140,6 +143,7 @@ describe('gate writes on their own path against a real kube-apiserver', () => {
 });
 
 describe('gate writes against a kube-apiserver that answers 429 (--max-mutating-requests-inflight=2)', () => {
+  const logs = logsOnFailure('gate-write-throughput-429');
   let cp: ControlPlane;
   let client: KubeClient;
   const ns = `gates429-${Date.now().toString(36)}`;
@@ -148,8 +152,9 @@ describe('gate writes against a kube-apiserver that answers 429 (--max-mutating-
 
   let token = '';
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined, apiserverArgs: ['--max-mutating-requests-inflight=2'] });
+    logs.plane(cp);
     client = new KubeClient({ connection: fromKubeconfig(cp.kubeconfigPath), clock: systemClock, random: systemRandom, qps: 2000, burst: 2000 });
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     await cp.kube.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'gates' } });
@@ -165,7 +170,7 @@ describe('gate writes against a kube-apiserver that answers 429 (--max-mutating-
     const tr = await client.request<{ status: { token: string } }>({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts/gates/token`, body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } });
     token = tr.status.token;
   });
-  after(async () => {
+  logs.teardown(async () => {
     await client.close();
     await cp.stop();
   });

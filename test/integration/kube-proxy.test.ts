@@ -11,7 +11,7 @@ import { readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { firstIp, killNow, kubeProxyConfig, netnsSpawn, startControlPlane, startKubeProxy, stopPids } from '../support/cluster/index.ts';
 import type { ControlPlane, KubeProxy } from '../support/cluster/index.ts';
@@ -19,6 +19,7 @@ import {
   CLUSTER_CIDR, createTestNet, exists, FABRIC_HOST, NODE_IP, nftTables, POD_IPS, SERVICE_CIDR, unsupportedReason,
 } from './support/kube-proxy-net.ts';
 import type { TestNet } from './support/kube-proxy-net.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const skip = unsupportedReason();
@@ -53,6 +54,7 @@ const SERVER = "require('http').createServer((q,r)=>r.end(process.argv[1])).list
   "process.stdin.on('end',()=>process.exit(0));process.stdin.resume();";
 
 describe('kube-proxy (nftables) in a node namespace', { skip: skip ?? false }, () => {
+  const logs = logsOnFailure('kube-proxy');
   let net: TestNet | undefined;
   let cp: ControlPlane | undefined;
   let proxy: KubeProxy | undefined;
@@ -93,11 +95,12 @@ describe('kube-proxy (nftables) in a node namespace', { skip: skip ?? false }, (
     });
   };
 
-  before(async () => {
+  logs.setup(async () => {
     process.on('exit', killAll);
     rootTablesBefore = nftTables();
     net = createTestNet(prefix);
     cp = await startControlPlane({ bindAddress: FABRIC_HOST, serviceCidr: SERVICE_CIDR, log: () => undefined });
+    logs.plane(cp);
     const kube = cp.kube;
     await kube.create('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName } });
     // kube-proxy waits up to 30 s for the Node to carry an address before it starts.
@@ -116,7 +119,7 @@ describe('kube-proxy (nftables) in a node namespace', { skip: skip ?? false }, (
     await serve('solo');
   });
 
-  after(async () => {
+  logs.teardown(async () => {
     for (const c of children) c.kill('SIGKILL');
     const errors: unknown[] = [];
     if (proxy !== undefined) await stopPids([proxy.pid]).catch((e: unknown) => errors.push(e));

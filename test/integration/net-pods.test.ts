@@ -4,7 +4,7 @@
 // connections as a closed loopback server did. Needs root (skipped otherwise).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { createPodNet, NODE_BRIDGE, podNetSupport } from '../support/podnet/index.ts';
@@ -13,6 +13,7 @@ import { startPodserve } from '../support/podserve/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from '../e2e/support/net-pods.ts';
 import type { NetPod } from '../e2e/support/net-pods.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const ns = 'net-pods';
 const support = podNetSupport();
@@ -32,15 +33,17 @@ function neighbours(netns: string): string {
 }
 
 describe('fake pods on the pod network', { timeout: 120_000, skip: support.ok ? false : `no pod network on this machine: ${support.why}` }, () => {
+  const logs = logsOnFailure('net-pods');
   let net: PodNet | undefined;
   let cp: ControlPlane | undefined;
   let podserve: Podserve | undefined;
   let client: Sandbox;
   const pods: NetPod[] = [];
 
-  before(async () => {
+  logs.setup(async () => {
     net = await createPodNet({ nodes: 2 });
     cp = await startControlPlane({ log: () => undefined, bindAddress: net.hostIp, serviceCidr: net.serviceCidr });
+    logs.plane(cp);
     podserve = await startPodserve();
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     const env = { kube: cp.kube, net, podserve };
@@ -48,7 +51,7 @@ describe('fake pods on the pod network', { timeout: 120_000, skip: support.ok ? 
     client = await net.sandbox(net.nodes[1]!.name, 'client');
   });
 
-  after(async () => {
+  logs.teardown(async () => {
     await podserve?.close();
     await cp?.stop();
     await net?.destroy();

@@ -3,7 +3,7 @@
 // servers on 127.x loopback addresses in this process.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { fromKubeconfig, KubeClient } from '../../src/kube/index.ts';
 import { createRunProbe, NodeAgent } from '../support/node-agent/index.ts';
@@ -11,6 +11,7 @@ import type { LogEntry } from '../support/node-agent/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { conditionOf, getPod, strategicPatch, waitFor } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const NODE = 'agent-node-0';
 const ns = `agent-${Date.now().toString(36)}`;
@@ -23,6 +24,7 @@ let nextIp = 1;
 interface Running { stop: AbortController; done: Promise<void>; logs: LogEntry[]; client: KubeClient }
 
 describe('node agent against a real kube-apiserver', () => {
+  const logs = logsOnFailure('node-agent');
   let cp: ControlPlane;
   let agent: Running;
   const servers: http.Server[] = [];
@@ -72,12 +74,13 @@ describe('node agent against a real kube-apiserver', () => {
     return ip;
   };
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     agent = startAgent();
   });
-  after(async () => {
+  logs.teardown(async () => {
     await stopAgent(agent);
     for (const s of servers) { s.closeAllConnections(); s.close(); }
     await cp.stop();

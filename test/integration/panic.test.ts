@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd, startController } from './support/controller.ts';
 import type { RunningController } from './support/controller.ts';
 import { conditionOf, createFakePod, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 /**
  * The panic threshold (issue 13 deliver 1, ADR 0015) against a real
@@ -19,16 +20,18 @@ const fastHttp = { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1
 type Gate = { status: string; reason?: string; message?: string } | undefined;
 
 describe('panic threshold against a real kube-apiserver', () => {
+  const logs = logsOnFailure('panic');
   let cp: ControlPlane;
   const pods: FakePod[] = [];
   const running: RunningController[] = [];
   let nsCount = 0;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await installCrd(cp.kube);
   });
-  after(async () => {
+  logs.teardown(async () => {
     await Promise.all(running.map((c) => c.stop()));
     await Promise.all(pods.map((p) => p.close()));
     await cp.stop();
@@ -47,7 +50,7 @@ describe('panic threshold against a real kube-apiserver', () => {
     const web: FakePod[] = [];
     for (let i = 0; i < 10; i++) web.push(await createFakePod(cp.kube, ns, `web-${i}`, { labels: { app: 'web' }, gate }));
     pods.push(...web);
-    const c = startController(cp.kubeconfigPath, ns);
+    const c = startController(cp.kubeconfigPath, ns, { log: logs.logger(`controller-${ns}`) });
     running.push(c);
     await waitFor('all ten gates True', async () => (await gates(ns)).every((g) => g?.status === 'True'), 20_000);
     return { ns, web, c };

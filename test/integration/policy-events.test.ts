@@ -4,7 +4,7 @@
 // generation only on spec changes; a spec change replans only the pods that
 // policy selects, not every pod of the namespace.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Controller } from '../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
@@ -13,10 +13,12 @@ import type { Pod } from '../../src/kube/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from './support/controller.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const perApp = 10;
 
 describe('ProbePolicy events against a real kube-apiserver', () => {
+  const logs = logsOnFailure('policy-events');
   let cp: ControlPlane;
   let client: KubeClient;
   let controller: Controller;
@@ -40,8 +42,9 @@ describe('ProbePolicy events against a real kube-apiserver', () => {
   const seen = (name: string, rv: unknown): Promise<void> => waitFor(`${name} at ${String(rv)}`, () => entry(name)?.policy?.metadata.resourceVersion === rv);
   const rvOf = (o: Record<string, unknown>): unknown => (o['metadata'] as { resourceVersion: string }).resourceVersion;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await installCrd(cp.kube);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     for (const app of ['a', 'b']) {
@@ -62,7 +65,7 @@ describe('ProbePolicy events against a real kube-apiserver', () => {
     // Synced, and each policy's first status written by the controller and seen back by its watch.
     await waitFor('status written', () => controller.ready && ['web-a', 'web-b'].every((n) => entry(n)?.stored?.pods === perApp));
   });
-  after(async () => {
+  logs.teardown(async () => {
     stop.abort();
     await done;
     await client.close();

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { KubeClient, fromKubeconfig } from '../../src/kube/index.ts';
 import { ShardMembership, leaseName } from '../../src/sharding/index.ts';
@@ -17,6 +17,7 @@ import type { ShardEvent } from '../../src/sharding/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { waitFor } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 /** Forwards TCP to `upstream` until stall(); then holds every socket open and silent. */
 class StallingProxy {
@@ -61,14 +62,16 @@ class StallingProxy {
 }
 
 describe('shard Lease release at shutdown over a stalled API connection (real kube-apiserver behind a stalling proxy)', () => {
+  const logs = logsOnFailure('shard-release-bound');
   let cp: ControlPlane;
   let proxy: StallingProxy;
   let client: KubeClient;
   let dir: string;
   const ns = `rb-${Date.now().toString(36)}`;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     const server = new URL(cp.server);
     proxy = new StallingProxy({ host: server.hostname, port: Number(server.port) });
     const port = await proxy.listen();
@@ -78,7 +81,7 @@ describe('shard Lease release at shutdown over a stalled API connection (real ku
     client = new KubeClient({ connection: fromKubeconfig(kubeconfig), clock: systemClock, random: systemRandom });
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   });
-  after(async () => {
+  logs.teardown(async () => {
     await client.close().catch(() => undefined);
     await proxy.close();
     await cp.stop();

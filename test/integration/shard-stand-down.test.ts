@@ -4,7 +4,7 @@
 // with the peer report annotation the host publishes.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import { KubeClient, fromKubeconfig } from '../../src/kube/index.ts';
 import { ShardMembership, leaseName, peerAnnotation } from '../../src/sharding/index.ts';
@@ -12,10 +12,12 @@ import type { ShardEvent } from '../../src/sharding/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { waitFor } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('ShardMembership stand-down and rejoin against a real kube-apiserver', () => {
+  const logs = logsOnFailure('shard-stand-down');
   let cp: ControlPlane;
   let client: KubeClient;
   const ns = `sd-${Date.now().toString(36)}`;
@@ -26,12 +28,13 @@ describe('ShardMembership stand-down and rejoin against a real kube-apiserver', 
   const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${leaseName('r1')}`;
   const leaseExists = async (): Promise<boolean> => (await cp.kube.call('GET', leasePath)).status === 200;
 
-  before(async () => {
+  logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     client = new KubeClient({ connection: fromKubeconfig(cp.kubeconfigPath), clock: systemClock, random: systemRandom });
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   });
-  after(async () => {
+  logs.teardown(async () => {
     stop.abort();
     await running;
     await client.close();

@@ -6,13 +6,14 @@
 // ops<pid>wb with 198.19.252.1/24, all removed in `after`). Needs root.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { httpStatus, tcpConnects } from '../support/workloads/clients.ts';
 import { startWorkloads } from '../support/workloads/index.ts';
 import type { SandboxPod, SandboxProvider, Workloads } from '../support/workloads/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const PID = process.pid;
 const NS = 'sandboxed';
@@ -69,16 +70,18 @@ async function until<T>(what: string, f: () => T | undefined, timeoutMs = 10_000
 }
 
 void describe('workloads with a sandbox provider', { skip: process.getuid?.() === 0 ? false : 'needs root for ip netns' }, () => {
+  const logs = logsOnFailure('workloads-sandbox');
   let cp: ControlPlane;
   let workloads: Workloads | undefined;
   const sandboxes = new TestSandboxes();
 
-  before(async () => {
+  logs.setup(async () => {
     await ip(['-batch', '-'], `link add ${BRIDGE} type bridge\naddr add 198.19.252.1/24 dev ${BRIDGE}\nlink set ${BRIDGE} up\n`);
     cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
-  after(async () => {
+  logs.teardown(async () => {
     await workloads?.stop();
     await cp.stop();
     await sandboxes.cleanup();

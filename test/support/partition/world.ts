@@ -37,6 +37,8 @@ export interface WorldOptions {
   readonly clientIntervalMs?: number;
   /** The ProbePolicy to apply (its namespace must be `namespace`). @default readiness only, period/threshold as above */
   readonly policy?: Record<string, unknown>;
+  /** Also hands the outprobe process to this recorder (a test's logsOnFailure().record), as replica `outprobe-0`. */
+  readonly record?: (id: string, child: ChildProcess) => void;
 }
 
 export interface WebPod { readonly name: string; readonly ip: string; readonly node: string }
@@ -83,7 +85,8 @@ export interface World {
   readonly workloads: Workloads;
   readonly outprobe: { readonly sandbox: Sandbox; readonly lines: OutprobeLine[]; readonly logFile: string };
   cut(victim: WebPod, timeoutMs?: number): Promise<{ result: CutResult; heal: (timeoutMs?: number) => Promise<HealResult> }>;
-  stop(): Promise<void>;
+  /** Stops everything and removes the plane's directory, unless `keepDir` (its logs, for a failure). */
+  stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
 function deployment(ns: string): Record<string, unknown> {
@@ -140,8 +143,10 @@ export async function startPartitionWorld(o: WorldOptions = {}): Promise<World> 
   const cp = await startControlPlane({ full: true, nodes: 4, network: 'netns', log });
   const net = cp.net;
   if (net === undefined) throw new Error('no pod network');
-  const stops: (() => Promise<void>)[] = [async () => { await cp.stop(); }];
-  const stop = async (): Promise<void> => {
+  let keepDir = false;
+  const stops: (() => Promise<void>)[] = [async () => { await cp.stop({ keepDir }); }];
+  const stop = async (opts: { keepDir?: boolean } = {}): Promise<void> => {
+    keepDir = opts.keepDir === true;
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
@@ -173,6 +178,7 @@ export async function startPartitionWorld(o: WorldOptions = {}): Promise<World> 
       '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none', '--sharding', 'false',
       '--status-interval', '1', '--log-level', 'debug',
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    o.record?.('outprobe-0', controller);
     const exited = new Promise<void>((resolve) => { controller.once('exit', () => { resolve(); }); });
     stops.push(async () => {
       controller.kill('SIGTERM');

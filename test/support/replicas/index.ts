@@ -28,6 +28,7 @@ import type { Logger } from '../../../src/observability/index.ts';
 /** What a plane must expose for its logs to be kept (ControlPlane does). */
 export interface PlaneLogs {
   readonly logDir: string;
+  stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
 /** One parsed log line, with the replica it came from. */
@@ -180,23 +181,26 @@ export interface LogsOnFailure {
   /** The per-file directory (kept when a test failed, removed otherwise). */
   readonly dir: string;
   /** Names the pods (names, namespace/names, UIDs) and policies the next assertions are about; replaces the previous ones. */
-  subjects(...subjects: string[]): void;
+  readonly subjects: (...subjects: string[]) => void;
   /** Records a replica's stdout and stderr as `<dir>/<id>.jsonl` (appended to when the same id starts again). */
-  record(id: string, child: ChildProcess): void;
+  readonly record: (id: string, child: ChildProcess) => void;
   /** A product Logger (debug level) writing to `<dir>/<id>.jsonl`, for a controller run in the test's process. */
-  logger(id: string): Logger;
-  /** The plane whose component logs are copied into the directory on a failure. */
-  plane(cp: PlaneLogs): void;
+  readonly logger: (id: string) => Logger;
+  /**
+   * The plane whose component logs are copied into the directory on a failure, or when it
+   * stops (its stop() removes them; a test that stops it in a `finally` fails only after).
+   */
+  readonly plane: <P extends PlaneLogs>(cp: P) => P;
   /** Another file or directory to copy into the directory on a failure (a podserve log, a kubeconfig). */
-  keep(name: string, file: string): void;
+  readonly keep: (name: string, file: string) => void;
   /** A `before` hook whose failure is reported like a test's. */
   setup(fn: () => Promise<void> | void): void;
   /** Clean-up run by the harness's `after` hook, in order, each whatever the others did; then the directory is kept or removed. */
   teardown(fn: () => Promise<void> | void): void;
   /** Every line recorded so far, all replicas (read back from the files). */
-  lines(): LoggedLine[];
+  readonly lines: () => LoggedLine[];
   /** Reports a failure now (used by the hooks; a test may call it for a failure it catches). */
-  failed(test: string, error: unknown): void;
+  readonly failed: (test: string, error: unknown) => void;
 }
 
 const safe = (s: string): string => s.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'test';
@@ -253,15 +257,22 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
     return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => readLines(path.join(dir, f), f.slice(0, -'.jsonl'.length)));
   };
 
+  const copyPlane = (cp: PlaneLogs): string | undefined => {
+    if (!existsSync(cp.logDir)) return undefined;
+    const to = path.join(dir, `plane-${++snapshots}`);
+    try {
+      cpSync(cp.logDir, to, { recursive: true });
+      return path.basename(to);
+    } catch {
+      return undefined; // the plane is being removed
+    }
+  };
+  const stoppedPlanes: string[] = [];
   const snapshot = (): string[] => {
-    const kept: string[] = [];
+    const kept: string[] = [...stoppedPlanes];
     for (const cp of planes) {
-      if (!existsSync(cp.logDir)) continue;
-      const to = path.join(dir, `plane-${++snapshots}`);
-      try {
-        cpSync(cp.logDir, to, { recursive: true });
-        kept.push(path.basename(to));
-      } catch { /* the plane is being removed */ }
+      const to = copyPlane(cp);
+      if (to !== undefined) kept.push(to);
     }
     for (const [n, file] of extra) {
       if (!existsSync(file)) continue;
@@ -351,7 +362,20 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
       });
       return createLogger({ level: 'debug', stream });
     },
-    plane: (cp) => { planes.push(cp); },
+    plane: (cp) => {
+      planes.push(cp);
+      const stop = cp.stop.bind(cp);
+      cp.stop = async (opts) => {
+        const i = planes.indexOf(cp);
+        if (i >= 0) {
+          planes.splice(i, 1);
+          const to = copyPlane(cp);
+          if (to !== undefined) stoppedPlanes.push(`${to} (as it stopped)`);
+        }
+        await stop(opts);
+      };
+      return cp;
+    },
     keep: (n, file) => { extra.set(n, file); },
     setup: (fn) => {
       before(async () => {
