@@ -14,8 +14,9 @@
 // healthy, outprobe turns its gate False, Ready follows, the EndpointSlice drops it,
 // kube-proxy stops routing to it, and the client stops reaching it. Healed, it comes
 // back. Everything is printed as it happens, with timestamps. Ctrl-C ends it and
-// removes every namespace, link and table it made. `--exit-after-scenario` ends after
-// the scripted scenario (used by the demo's e2e test).
+// removes every process, namespace, link, table and the plane's directory it made (a
+// failed demo keeps the plane's directory, with every component's and outprobe's logs,
+// and says where). `--exit-after-scenario` ends after the scripted scenario.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -124,14 +125,17 @@ async function main(): Promise<void> {
   const watching = { on: false };
   let world: World | undefined;
   let stopping = false;
-  const stop = async (): Promise<void> => {
+  const stop = async (o: { keepDir?: boolean } = {}): Promise<void> => {
     if (stopping) return;
     stopping = true;
     say('Stopping: client, outprobe, simulated pods, node agents, kube-proxies, control plane, pod network');
-    await world?.stop();
+    await world?.stop(o);
+    if (o.keepDir === true && world !== undefined) process.stderr.write(`demo: kept ${world.cp.dir} (the logs of every component and of outprobe, in logs/) to find why it failed; remove it with rm -r\n`);
   };
+  // Our own handler (kept for every signal, not once): the plane and the pod network then clean up
+  // at once without re-raising the signal, and the demo exits when stop() is done.
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(sig, () => { void stop().then(() => process.exit(0)); });
+    process.on(sig, () => { void stop().then(() => process.exit(0)); });
   }
   try {
     const policyFile = path.join(import.meta.dirname, 'demo-policy.yaml');
@@ -153,7 +157,7 @@ async function main(): Promise<void> {
     for (;;) await tick(world, 10);
   } catch (err: unknown) {
     process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    await stop();
+    await stop({ keepDir: true });
     process.exitCode = 1;
   }
 }

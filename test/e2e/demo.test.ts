@@ -1,24 +1,38 @@
-// `npm run demo` as a new user runs it, minus the endless watch at the end: on the pod
-// network, the scripted partition must show the cut pod's gate, Ready, EndpointSlice
-// and kube-proxy routing going away while its node keeps ContainersReady, the client
-// no longer reaching it, then all of it coming back; and leave no process, namespace,
-// link or table behind.
+// `npm run demo` as a new user runs it: on the pod network, the scripted partition must
+// show the cut pod's gate, Ready, EndpointSlice and kube-proxy routing going away while its
+// node keeps ContainersReady, the client no longer reaching it, then all of it coming back;
+// then, once it watches, Ctrl-C (SIGINT) ends it with exit code 0, leaving no process,
+// namespace, link, table or plane directory (`outprobe-cp-*`, ~124 MB) behind.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { podNetSupport } from '../support/podnet/index.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
 
 const support = podNetSupport();
+const logs = logsOnFailure('demo');
 
-test('npm run demo runs its partition scenario end to end and cleans up', { timeout: 300_000, skip: support.ok ? false : `needs the pod network: ${support.why}` }, async () => {
+test('npm run demo runs its partition scenario end to end; Ctrl-C then ends it and leaves nothing behind', { timeout: 300_000, skip: support.ok ? false : `needs the pod network: ${support.why}` }, async () => {
   const script = fileURLToPath(new URL('../../scripts/demo.ts', import.meta.url));
   // --kwok: the scenario on simulated nodes (test/e2e-nodes/demo.test.ts runs the real-node one).
-  const child = spawn(process.execPath, [script, '--exit-after-scenario', '--kwok'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script, '--kwok'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  logs.record('demo', child);
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  let interrupted = false;
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    // The scenario is done and the demo watches until Ctrl-C: press it.
+    if (!interrupted && out.includes('press Ctrl-C to stop')) {
+      interrupted = true;
+      child.kill('SIGINT');
+    }
+  });
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.ok(interrupted, `the demo reached its watch: ${out.slice(-3000)}`);
   assert.equal(code, 0, out.slice(-3000));
   // What a user looks at: the policy's printer columns, the gate column, the EndpointSlice.
   // MODE PODS READY FAILING DIVERGED REMEDIATED AGE MESSAGE
@@ -49,4 +63,10 @@ test('npm run demo runs its partition scenario end to end and cleans up', { time
   assert.ok(prefix !== undefined, 'the demo served pods in namespaces of the pod network');
   const left = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith(`${prefix}-`));
   assert.deepEqual(left, [], 'no namespace of the demo left');
+  // The plane's directory: outprobe's log is in its logs/.
+  const logFile = /JSON logs in (\S+\/logs\/outprobe\.log)/.exec(out)?.[1];
+  assert.ok(logFile !== undefined, 'the demo says where outprobe logs');
+  const planeDir = path.dirname(path.dirname(logFile));
+  assert.match(path.basename(planeDir), /^outprobe-cp-/);
+  assert.equal(existsSync(planeDir), false, `${planeDir} removed after Ctrl-C`);
 });
