@@ -8,7 +8,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createPodNet, podNetSupport, sweepStale, type PodNet, type Sandbox } from '../support/podnet/index.ts';
+import { createPodNet, NODE_BRIDGE, podNetSupport, sweepStale, type PodNet, type Sandbox } from '../support/podnet/index.ts';
 
 const support = podNetSupport();
 const skip = support.ok ? false : `pod network unavailable: ${support.why}`;
@@ -196,6 +196,36 @@ void describe('pod network', { skip }, () => {
     const again = await n.attachPod(`kwok-node-${ips[0]!.node}`, ips[0]!.ip); // the address is free again
     await n.detachPod(again.ip);
     assert.ok(attachMs < 20_000, `attach took ${attachMs} ms`);
+  });
+
+  test('a pod recreated at a deleted pod\'s address (new MAC) is announced: reached within a second from its bridge and from another node, its pinned entry too', async () => {
+    const ip = podIp(n, 0, 40);
+    const first = await n.attachPod('kwok-node-0', ip);
+    servers.push(await serve(n, first));
+    // Both kinds of neighbour that hold its MAC: a replica on its bridge (direct), and its node
+    // (the way from other nodes), the node's entry pinned as pinNeighbours pins it.
+    assert.equal((await curlFrom(n, replica.netns, `http://${ip}:${PORT}/`)).body, ip);
+    assert.equal((await curlFrom(n, b1.netns, `http://${ip}:${PORT}/`)).body, ip);
+    const macOf = (netns: string, dev: string): string => (JSON.parse(spawnSync('ip', ['-j', '-n', netns, 'link', 'show', 'dev', dev], { encoding: 'utf8' }).stdout) as { address: string }[])[0]!.address;
+    const oldMac = macOf(first.netns, 'eth0');
+    assert.equal(spawnSync('ip', ['-n', n.nodes[0]!.netns, 'neigh', 'replace', ip, 'lladdr', oldMac, 'dev', NODE_BRIDGE, 'nud', 'permanent']).status, 0);
+    await n.detachPod(ip);
+    const second = await n.attachPod('kwok-node-0', ip);
+    servers.push(await serve(n, second));
+    const t0 = performance.now();
+    assert.notEqual(macOf(second.netns, 'eth0'), oldMac, 'a new interface, a new MAC');
+    // Each side tries every 250 ms: reached within a second of the new pod serving.
+    const reached = async (from: string): Promise<number> => {
+      for (;;) {
+        if ((await curlFrom(n, from, `http://${ip}:${PORT}/`, 0.25)).body === ip) return performance.now() - t0;
+        if (performance.now() - t0 > 5000) return Number.POSITIVE_INFINITY;
+      }
+    };
+    const [fromBridge, fromOtherNode] = await Promise.all([reached(replica.netns), reached(b1.netns)]);
+    assert.ok(fromBridge <= 1000, `from a replica on its bridge: ${Math.round(fromBridge)} ms`);
+    assert.ok(fromOtherNode <= 1000, `from another node (its node's pinned entry): ${Math.round(fromOtherNode)} ms`);
+    const pinned = spawnSync('ip', ['-n', n.nodes[0]!.netns, 'neigh', 'show', ip, 'dev', NODE_BRIDGE], { encoding: 'utf8' }).stdout;
+    assert.match(pinned, new RegExp(`lladdr ${macOf(second.netns, 'eth0')} PERMANENT`), 'still pinned, to the new MAC');
   });
 
   test('destroy removes every namespace, link and table and kills what ran inside', async () => {

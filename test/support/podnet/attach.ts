@@ -2,8 +2,9 @@
 // runs are coalesced: one root batch creates all their namespaces, one batch per node
 // creates their veths, then one batch per sandbox sets its address and route, so N
 // attaches cost 1 + nodes + N spawns instead of about 4N.
+import { spawn, spawnSync } from 'node:child_process';
 import type { RecordEntry } from './claim.ts';
-import { CommandError, ipBatch } from './exec.ts';
+import { CommandError, ipBatch, run } from './exec.ts';
 import { NODE_BRIDGE, hostVethName, type NodePlan } from './plan.ts';
 
 export interface AttachRequest {
@@ -87,6 +88,40 @@ export class Attacher {
         p.reject(err);
       }
     }));
+  }
+}
+
+let arping: boolean | undefined;
+/** True when `arping` (Debian's iputils-arping) is installed. */
+function hasArping(): boolean {
+  arping ??= spawnSync('arping', ['-V'], { stdio: 'ignore' }).error === undefined;
+  return arping;
+}
+
+/**
+ * Announces a sandbox that took over an address another sandbox had in this run (a pod
+ * recreated at a deleted pod's IP), as a CNI plugin does, so nothing keeps sending to the old
+ * MAC: a stale neighbour entry goes on sending to the deleted veth until the kernel finds out
+ * (tens of seconds, never for a permanent entry), and probes of the new pod time out meanwhile.
+ * - Its node's entry (the path from other nodes and the host) is replaced with the new MAC,
+ *   permanent if it was pinned (test/e2e/support/net-pods.ts pinNeighbours) so it stays pinned.
+ * - The entries of `bridgeNeighbours` (the other sandboxes on its node's bridge, which reach
+ *   it directly: replicas, clients) are removed, so their next packet resolves it afresh.
+ * - A gratuitous ARP from its own interface (`arping -U`, when installed) updates any other
+ *   entry on the bridge. Its reply wait (1 s) is not waited for.
+ */
+export async function announce(r: AttachRequest, bridgeNeighbours: readonly AttachRequest[]): Promise<void> {
+  const links = JSON.parse(await run('ip', ['-j', '-n', r.netns, 'link', 'show', 'dev', 'eth0'])) as { address?: string }[];
+  const mac = links[0]?.address;
+  if (mac === undefined) throw new Error(`no MAC address on eth0 of ${r.netns}`);
+  const held = JSON.parse(await run('ip', ['-j', '-n', r.node.netns, 'neigh', 'show', r.ip, 'dev', NODE_BRIDGE])) as { state?: string[] }[];
+  const pinned = held.some((e) => e.state?.includes('PERMANENT') === true);
+  await ipBatch([`neigh replace ${r.ip} lladdr ${mac} dev ${NODE_BRIDGE} nud ${pinned ? 'permanent' : 'reachable'}`], { netns: r.node.netns });
+  await Promise.all(bridgeNeighbours.map((n) => ipBatch([`neigh del ${r.ip} dev eth0`], { netns: n.netns, force: true })));
+  if (hasArping()) {
+    const child = spawn('ip', ['netns', 'exec', r.netns, 'arping', '-U', '-c', '1', '-I', 'eth0', r.ip], { stdio: 'ignore' });
+    child.once('error', () => undefined);
+    child.unref();
   }
 }
 

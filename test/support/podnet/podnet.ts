@@ -2,7 +2,7 @@
 // non-pod sandboxes on it; destroy() (or the end of the process) removes all of it.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import path from 'node:path';
-import { Attacher, detachSandbox, type AttachRequest } from './attach.ts';
+import { announce, Attacher, detachSandbox, type AttachRequest } from './attach.ts';
 import { buildTopology } from './build.ts';
 import { claimSlot, type RecordEntry } from './claim.ts';
 import { makeFaults, type Faults } from './faults.ts';
@@ -66,6 +66,8 @@ export interface PodNet {
 class Net {
   readonly plan: AddressPlan;
   readonly attached = new Map<string, AttachRequest>();
+  /** Every address attached in this run: one attached again is announced (a pod recreated at a deleted pod's IP). */
+  readonly used = new Set<string>();
   readonly children = new Set<ChildProcess>();
   readonly attacher: Attacher;
   constructor(plan: AddressPlan, attacher: Attacher) {
@@ -88,6 +90,18 @@ class Net {
       this.attached.delete(req.ip);
       throw err;
     }
+    if (this.used.has(req.ip)) {
+      // The non-pod sandboxes of its node (replicas, clients) reach it across the bridge directly; pods hear the gratuitous ARP.
+      const probers = [...this.attached.values()].filter((r) => r.node.name === req.node.name && r.ip !== req.ip && r.netns.includes('-sbx-'));
+      try {
+        await announce(req, probers);
+      } catch (err) {
+        this.attached.delete(req.ip);
+        await detachSandbox(req);
+        throw err;
+      }
+    }
+    this.used.add(req.ip);
     return { netns: req.netns, netnsPath: `/run/netns/${req.netns}`, ip: req.ip, node: req.node };
   }
 
