@@ -20,14 +20,14 @@ npm ci --no-audit --no-fund
 # as root on Debian, install the missing ones (one apt-get update first).
 section "pod network and real node tools"
 missing=()
-for pair in nft:nftables conntrack:conntrack ip:iproute2 containerd:containerd runc:runc nsenter:util-linux \
+for pair in nft:nftables conntrack:conntrack ip:iproute2 arping:iputils-arping containerd:containerd runc:runc nsenter:util-linux \
             /usr/lib/cni/bridge:containernetworking-plugins; do
   want=${pair%%:*}
   if [[ $want == /* ]]; then [[ -x $want ]] || missing+=("${pair#*:}")
   else command -v "$want" >/dev/null 2>&1 || missing+=("${pair#*:}"); fi
 done
 if (( ${#missing[@]} == 0 )); then
-  echo "nft, conntrack, ip, containerd, runc, nsenter, CNI plugins: all present"
+  echo "nft, conntrack, ip, arping, containerd, runc, nsenter, CNI plugins: all present"
 elif [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
   echo "installing ${missing[*]} (apt-get update + install)"
   apt-get update -qq >/dev/null 2>&1 || echo "apt-get update failed; installing from the lists at hand"
