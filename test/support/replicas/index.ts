@@ -175,6 +175,8 @@ export interface LogsOnFailureOptions {
 interface Failure {
   readonly test: string;
   readonly error: unknown;
+  /** When the failing test started (ISO time): earlier lines belong to earlier tests. Undefined for set-up and teardown. */
+  readonly since?: string;
 }
 
 export interface LogsOnFailure {
@@ -220,7 +222,7 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
   const cleanups: (() => Promise<void> | void)[] = [];
   const failures: Failure[] = [];
   let subjects: string[] = [];
-  let running: string | undefined;
+  let running: { readonly name: string; readonly since: string } | undefined;
   let snapshots = 0;
 
   const fileOf = (id: string): string => path.join(dir, `${safe(id)}.jsonl`);
@@ -291,7 +293,7 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
     const cause = f.error instanceof Error ? f.error.cause : undefined;
     const message = f.error instanceof Error ? `${f.error.message}\n${cause instanceof Error ? cause.message : str(cause)}` : str(f.error);
     const named = new Set([...subjects, ...subjectsIn(message, known)]);
-    const matter = linesThatMatter(lines, named);
+    const matter = linesThatMatter(f.since === undefined ? lines : lines.filter((l) => l.time >= f.since!), named);
     const shown = matter.slice(-maxLines);
     const replicas = [...new Set(lines.map((l) => l.replica))];
     const firstLine = (f.error instanceof Error ? f.error.message : String(f.error)).split('\n')[0] ?? '';
@@ -300,15 +302,15 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
       `failure: ${firstLine.slice(0, 300)}`,
       `kept in ${dir}: ${replicas.length === 0 ? 'no replica logs' : `replica logs ${replicas.map((r) => `${r}.jsonl`).join(' ')}`}${copied.length === 0 ? '' : `; ${copied.join(' ')}`}`,
       `subjects: ${named.size === 0 ? '(none named: set them with subjects() before asserting; fleet-wide decisions only)' : [...named].join(' ')}`,
-      `the lines that matter (decisions about the subjects and fleet-wide ones, by time${matter.length > shown.length ? `; the last ${shown.length} of ${matter.length}` : ''}):`,
+      `the lines that matter (decisions about the subjects and fleet-wide ones${f.since === undefined ? '' : ` since the test started at ${f.since.slice(11, 23)}`}, by time${matter.length > shown.length ? `; the last ${shown.length} of ${matter.length}` : ''}):`,
       ...(shown.length === 0 ? ['(none)'] : shown.map(formatLine)),
       '── end of the logs of the failed test',
     ];
     out(`${text.map((l) => `# ${l}`).join('\n')}\n`);
   };
 
-  const failed = (test: string, error: unknown): void => {
-    const f = { test, error };
+  const failed = (test: string, error: unknown, since?: string): void => {
+    const f: Failure = since === undefined ? { test, error } : { test, error, since };
     failures.push(f);
     try {
       report(f);
@@ -318,16 +320,17 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
   };
 
   beforeEach((t) => {
-    running = t.fullName;
+    running = { name: t.fullName, since: new Date().toISOString() };
   });
   afterEach((t) => {
+    const since = running?.since;
     running = undefined;
     const ctx = t as unknown as { passed?: boolean; error?: unknown };
-    if (ctx.passed === false) failed(t.fullName, ctx.error ?? new Error('failed'));
+    if (ctx.passed === false) failed(t.fullName, ctx.error ?? new Error('failed'), since);
   });
   after(async () => {
     // A test still running here was cancelled (its suite timed out): a failure too.
-    if (running !== undefined) failed(running, new Error('did not finish (cancelled: its suite timed out or failed)'));
+    if (running !== undefined) failed(running.name, new Error('did not finish (cancelled: its suite timed out or failed)'), running.since);
     let teardownError: Error | undefined;
     for (const fn of cleanups) {
       try {

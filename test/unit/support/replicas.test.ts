@@ -26,12 +26,13 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { logsOnFailure } from ${JSON.stringify(harness)};
 const lines = [
-  { time: '2026-01-01T00:00:01.000Z', level: 'info', msg: 'shard membership changed', members: ['r1', 'r2'] },
-  { time: '2026-01-01T00:00:02.000Z', level: 'info', msg: 'transition', pod: 'ns/web-3', kind: 'liveness', from: 'success', to: 'failure' },
-  { time: '2026-01-01T00:00:02.500Z', level: 'info', msg: 'transition', pod: 'ns/web-30', kind: 'liveness', from: 'success', to: 'failure' },
-  { time: '2026-01-01T00:00:03.000Z', level: 'debug', msg: 'gate written', pod: 'ns/web-3', status: 'True' },
-  { time: '2026-01-01T00:00:04.000Z', level: 'info', msg: 'Evicted pod ns/web-3: liveness failed', pod: 'ns/web-3', result: 'evicted', policy: 'ns/web' },
-  { time: '2026-01-01T00:00:05.000Z', level: 'debug', msg: 'pods reflector: relisted' },
+  { time: '2000-01-01T00:00:00.000Z', level: 'info', msg: 'transition', pod: 'ns/web-3', kind: 'readiness', from: 'an earlier test', to: 'failure' },
+  { time: '2099-01-01T00:00:01.000Z', level: 'info', msg: 'shard membership changed', members: ['r1', 'r2'] },
+  { time: '2099-01-01T00:00:02.000Z', level: 'info', msg: 'transition', pod: 'ns/web-3', kind: 'liveness', from: 'success', to: 'failure' },
+  { time: '2099-01-01T00:00:02.500Z', level: 'info', msg: 'transition', pod: 'ns/web-30', kind: 'liveness', from: 'success', to: 'failure' },
+  { time: '2099-01-01T00:00:03.000Z', level: 'debug', msg: 'gate written', pod: 'ns/web-3', status: 'True' },
+  { time: '2099-01-01T00:00:04.000Z', level: 'info', msg: 'Evicted pod ns/web-3: liveness failed', pod: 'ns/web-3', result: 'evicted', policy: 'ns/web' },
+  { time: '2099-01-01T00:00:05.000Z', level: 'debug', msg: 'pods reflector: relisted' },
 ];
 describe('suite', () => {
   const logs = logsOnFailure('fixture-${name}', { root: ${JSON.stringify(root)} });
@@ -66,6 +67,7 @@ void test('a failing assertion: the directory is kept and printed, with the deci
   assert.match(out, /r1 00:00:01\.000 info shard membership changed/, 'fleet-wide decisions too');
   assert.doesNotMatch(out, /web-30/, 'not another pod whose name starts the same');
   assert.doesNotMatch(out, /relisted/, 'not a line that is no decision');
+  assert.doesNotMatch(out, /an earlier test/, 'not a line from before the test started');
   assert.match(readFileSync(path.join(dir, 'r1.jsonl'), 'utf8'), /"level":"stderr","msg":"a stderr line"/, 'stderr kept too');
 });
 
@@ -79,6 +81,7 @@ void test('a failing set-up is reported too', () => {
   const { out } = fixture('setup', `logs.setup(() => { throw new Error('pod web-3 never ready'); }); it('x', () => {});`);
   assert.match(out, /logs of a failed test ── set-up \(before\)/);
   assert.match(out, /r1 00:00:04\.000 info Evicted pod ns\/web-3/);
+  assert.match(out, /an earlier test/, 'a set-up failure: every line');
   assert.equal(kept('setup').length, 1);
 });
 
@@ -97,9 +100,9 @@ void test('decisions, subjects from a message, and the lines that matter', () =>
   const known = new Set(['ns/web-3', 'web-3', 'ns/web', 'web', '0f8c6a4e-1b2c-4d5e-8f9a-0123456789ab']);
   assert.deepEqual(subjectsIn('AssertionError: web-3 evicted once (uid 0f8c6a4e-1b2c-4d5e-8f9a-0123456789ab), web-30 too', known).sort(), ['0f8c6a4e-1b2c-4d5e-8f9a-0123456789ab', 'web-3']);
   const lines = [
-    line('r2', '2026-01-01T00:00:02.000Z', { msg: 'transition', pod: 'ns/web-3' }),
-    line('r1', '2026-01-01T00:00:01.000Z', { msg: 'gate written', pod: 'ns/web-3' }),
-    line('r1', '2026-01-01T00:00:03.000Z', { msg: 'gate written', pod: 'ns/web-4' }),
+    line('r2', '2099-01-01T00:00:02.000Z', { msg: 'transition', pod: 'ns/web-3' }),
+    line('r1', '2099-01-01T00:00:01.000Z', { msg: 'gate written', pod: 'ns/web-3' }),
+    line('r1', '2099-01-01T00:00:03.000Z', { msg: 'gate written', pod: 'ns/web-4' }),
   ];
   assert.deepEqual(linesThatMatter(lines, new Set(['web-3'])).map((l) => l.replica), ['r1', 'r2']);
 });
