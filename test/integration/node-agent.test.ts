@@ -12,13 +12,15 @@ import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { conditionOf, getPod, strategicPatch, waitFor } from './support/fake-kubelet.ts';
 import { logsOnFailure } from '../support/replicas/index.ts';
+import { claimLoopbackBlock } from '../support/ports/index.ts';
 
 const NODE = 'agent-node-0';
 const ns = `agent-${Date.now().toString(36)}`;
 const podsPath = `/api/v1/namespaces/${ns}/pods`;
 const minuteAgo = new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
 /** A loopback /24 of our own for this run's pod servers. */
-const ipBase = `127.${100 + (process.pid % 100)}.${Math.floor(Math.random() * 250) + 1}`;
+// A loopback block of this process alone (test/support/ports): its servers bind port 8080 there.
+const ipBase = `127.${await claimLoopbackBlock()}.${Math.floor(Math.random() * 250) + 1}`;
 let nextIp = 1;
 
 interface Running { stop: AbortController; done: Promise<void>; logs: LogEntry[]; client: KubeClient }

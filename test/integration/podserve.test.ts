@@ -12,11 +12,13 @@ import { promisify } from 'node:util';
 import { PodserveError, podserveBinary, startPodserve } from '../support/podserve/index.ts';
 import type { Podserve, ServedPort } from '../support/podserve/index.ts';
 import { grpcHealth, httpStatus, tcpConnects } from '../support/workloads/clients.ts';
+import { claimLoopbackBlock } from '../support/ports/index.ts';
 
 const run = promisify(execFile);
 const PID = process.pid;
-// A loopback /24 of this run; 127.0.0.1 is never used.
-const lo = (n: number): string => `127.91.${PID % 250}.${n}`;
+// A loopback /24 of this run (127.0.0.1 is never used).
+const block = await claimLoopbackBlock(); // this process's alone (test/support/ports)
+const lo = (n: number): string => `127.${block}.0.${n}`;
 const PORTS: readonly ServedPort[] = [
   { port: 18080, name: 'http', kind: 'http' },
   { port: 18081, name: 'tcp-check', kind: 'tcp' },

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { KubeClient } from '../../support/cluster/index.ts';
+import { claimLoopbackBlock } from '../../support/ports/index.ts';
 
 /**
  * The test plays the kubelet for pods bound to a node that does not exist:
@@ -31,12 +32,11 @@ export interface FakePod {
 
 let nextIp = 1;
 /**
- * The second octet of this process's pod addresses: by process id, so two
- * test processes on one machine (a developer's run beside CI's, a helper's
- * beside another's) rarely take the same addresses (1 in 224); one process
- * alone used 127.0.10.x, which a concurrent run then found in use.
+ * The second octet of this process's pod addresses, claimed machine-wide
+ * (test/support/ports), so two test processes on one machine (a developer's run
+ * beside CI's, a helper's beside another's) never take the same addresses.
  */
-const ipBlock = 16 + (process.pid % 224);
+const ipBlock = await claimLoopbackBlock();
 
 /** A fresh loopback address per pod: 127.<16-239>.<10-254>.<1-250>, never 127.0.0.1; 61,000 per process. */
 export function allocateIp(): string {

@@ -103,3 +103,29 @@ export function releasePort(port: number): void {
 export function heldPorts(): number[] {
   return [...held.keys()];
 }
+
+/** Second octets of 127.X.0.0/16 that claimLoopbackBlock() hands out. */
+export const LOOPBACK_BLOCKS = { first: 16, last: 239 } as const;
+
+/**
+ * Claims a loopback /16, 127.X.0.0/16 with X in 16..239, for this process's fake pods and
+ * servers (each bound to its own 127.X.y.z address, on fixed ports): the same kind of
+ * machine-wide lock as claimPort (`\0outprobe-lo-<X>`), so two processes never get the same
+ * block (they used to pick it from their PID: 1 in 224 collided). Held until the process ends.
+ */
+export async function claimLoopbackBlock(): Promise<number> {
+  const { first, last } = LOOPBACK_BLOCKS;
+  const span = last - first + 1;
+  const start = Math.floor(Math.random() * span);
+  for (let k = 0; k < span; k++) {
+    const octet = first + ((start + k) % span);
+    const server = net.createServer();
+    if (!(await listen(server, { path: `\0outprobe-lo-${octet}` }))) continue;
+    server.unref();
+    heldBlocks.push(server);
+    return octet;
+  }
+  throw new Error(`no loopback block left: 127.${first}-${last}.0.0/16 are all claimed`);
+}
+
+const heldBlocks: net.Server[] = [];

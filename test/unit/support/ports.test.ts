@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { test } from 'node:test';
-import { claimPort, claimRange, ephemeralFloor, heldPorts, releasePort } from '../../support/ports/index.ts';
+import { claimLoopbackBlock, claimPort, claimRange, ephemeralFloor, heldPorts, LOOPBACK_BLOCKS, releasePort } from '../../support/ports/index.ts';
 
 /** Runs `f` with claimPort's random start fixed at `port`. */
 async function startingAt<T>(port: number, f: () => Promise<T>): Promise<T> {
@@ -68,5 +68,28 @@ void test('a port something listens on is skipped', async () => {
     assert.equal(got, port + 1, `${port} is skipped while something listens on it`);
   } finally {
     busy.close();
+  }
+});
+
+void test('loopback blocks: each claim its own 127.X, none another process holds', async () => {
+  const { first } = LOOPBACK_BLOCKS;
+  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen({ path: '\\0outprobe-lo-${first}' }, () => console.log('held')); setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve) => child.stdout.once('data', () => { resolve(); }));
+    const random = Math.random;
+    Math.random = () => 0; // the scan starts at the first block, which the other process holds
+    let a: number;
+    try {
+      a = await claimLoopbackBlock();
+    } finally {
+      Math.random = random;
+    }
+    const b = await claimLoopbackBlock();
+    assert.equal(a, first + 1);
+    assert.notEqual(a, b);
+    assert.ok(b >= LOOPBACK_BLOCKS.first && b <= LOOPBACK_BLOCKS.last);
+  } finally {
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
   }
 });
