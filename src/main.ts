@@ -3,21 +3,20 @@
  * behaviour lives in the stages; this file only builds the real clock,
  * clients and sinks and connects them.
  */
-import { loadConfig, peerAddress } from './config/index.ts';
+import { loadConfig } from './config/index.ts';
 import type { Config } from './config/index.ts';
 import { Controller, reporter } from './controller/index.ts';
-import type { ControllerOptions, Probers } from './controller/index.ts';
+import type { Probers } from './controller/index.ts';
 import { systemClock, systemRandom } from './kernel/index.ts';
-import { KubeClient, loadConnection, reviewBearerToken, reviewSelf, reviewToken } from './kube/index.ts';
+import { KubeClient, loadConnection } from './kube/index.ts';
 import { WriteQueue } from './writeback/index.ts';
-import { EventRecorder, Metrics, MetricsAuth, createLogger, startObservabilityServer } from './observability/index.ts';
-import type { AuthDecision, Logger, ObservabilityServerOptions } from './observability/index.ts';
+import { EventRecorder, Metrics, createLogger, startObservabilityServer } from './observability/index.ts';
+import type { Logger } from './observability/index.ts';
 import { EventLoopMonitor, createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
-import { SelfCheck, decodeReport, encodeReport, peerAnnotation, selfCheckReporter } from './impairment/index.ts';
-import type { PeerView } from './impairment/index.ts';
-import { ShardMembership, shardReporter } from './sharding/index.ts';
-import { SecondOpinionGuard, allowedUsersReview, httpAskPeer, secondOpinionEndpoint, secondOpinionPath, secondOpinionReporter } from './secondopinion/index.ts';
-import type { PeerAddress } from './secondopinion/index.ts';
+import { encodeReport, peerAnnotation } from './impairment/index.ts';
+import type { SelfCheck } from './impairment/index.ts';
+import { fleetSummary, guardOptions, metricsAuthFor, runSelfCheck, shardingHooks, startPeerChannel, startSelfCheck, startSharding } from './fleet/index.ts';
+import type { Sharding } from './fleet/index.ts';
 import { NamespaceLabels, Webhook, WebhookCertStore, cacheView } from './injection/index.ts';
 import type { WebhookEvent } from './injection/index.ts';
 
@@ -37,211 +36,6 @@ async function kubeProbeVersion(client: KubeClient, config: Config, log: Logger)
 function execVia(client: KubeClient, publishOutput: boolean): NonNullable<Probers['exec']> {
   const exec = createExecProber({ server: client.connection.server, dispatcher: client.dispatcher, headers: () => client.authHeaders(), publishOutput });
   return (pod, container, command, timeoutMs, signal) => exec({ namespace: pod.namespace, pod: pod.name, container, command, timeoutMs }, signal);
-}
-
-/**
- * Membership through Leases, on a client of its own (token bucket and
- * connections), as client-go's leader election is usually given: the burst of
- * gate writes and Events of a replica that has just gained hundreds of pods
- * must never delay the renewal that keeps it a member (seen in CI: renewals
- * queued behind them, every Lease expired, and ownership churned for seconds).
- */
-function startSharding(config: Config, client: KubeClient, log: Logger, metrics: Metrics): { sharding: ShardMembership; leaseClient: KubeClient } {
-  const leaseClient = new KubeClient({
-    connection: client.connection,
-    clock: systemClock,
-    random: systemRandom,
-    qps: 5,
-    burst: 10,
-    http2: config.kubeApiHttp2,
-    userAgent: `outprobe/${config.identity}/shard`,
-    onRequest: (r) => metrics.recordApiRequest(r),
-  });
-  const sharding = new ShardMembership({
-    client: leaseClient,
-    clock: systemClock,
-    random: systemRandom,
-    namespace: config.leaseNamespace ?? client.connection.namespace,
-    identity: config.identity,
-    leaseDurationMs: config.leaseDurationMs,
-    renewIntervalMs: config.leaseRenewIntervalMs,
-    observe: shardReporter({ log, metrics }),
-  });
-  return { sharding, leaseClient };
-}
-
-/**
- * `/metrics` behind a TokenReview and a SubjectAccessReview for `get
- * /metrics` (kube-rbac-proxy's check), on a client of its own with a small
- * rate limit: whoever can reach the port can make the controller ask, and
- * those reviews must never queue the gate writes behind them.
- */
-interface MetricsGuard {
-  readonly authorize: ((authorization: string | undefined) => Promise<AuthDecision>) | undefined;
-  close(): Promise<void>;
-}
-
-function metricsAuthVia(client: KubeClient, config: Config, log: Logger, metrics: Metrics): MetricsGuard {
-  const reviewClient = new KubeClient({
-    connection: client.connection,
-    clock: systemClock,
-    random: systemRandom,
-    qps: 5,
-    burst: 20,
-    maxAttempts: 2,
-    http2: config.kubeApiHttp2,
-    userAgent: `outprobe/${config.identity}/metrics-auth`,
-    onRequest: (r) => metrics.recordApiRequest(r),
-  });
-  const auth = new MetricsAuth({
-    clock: systemClock,
-    review: (token) => reviewBearerToken(reviewClient, token, { path: '/metrics', verb: 'get' }, AbortSignal.timeout(10_000)),
-    onError: (err) => log.warn('metrics token review failed', { error: String(err) }),
-  });
-  return { authorize: (authorization) => auth.authorize(authorization), close: () => reviewClient.close() };
-}
-
-function metricsAuthFor(client: KubeClient, config: Config, log: Logger, metrics: Metrics): MetricsGuard {
-  if (config.metricsAuth === 'kubernetes') return metricsAuthVia(client, config, log, metrics);
-  if (!/^(127\.|::1$|localhost$)/.test(config.metricsHost)) log.warn('/metrics is served without authentication on a non-loopback address', { metricsHost: config.metricsHost });
-  return { authorize: undefined, close: () => Promise.resolve() };
-}
-
-/** GET /healthz of a peer; any answer but a 2xx, or none in time, is a failed check. */
-async function checkPeer(address: string, signal: AbortSignal): Promise<boolean> {
-  try {
-    const res = await fetch(`http://${address}/healthz`, { signal, redirect: 'manual' });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
-}
-
-function peersOf(sharding: ShardMembership): PeerView[] {
-  const out: PeerView[] = [];
-  for (const l of sharding.peerLeases()) {
-    const report = decodeReport(l.peer);
-    if (report !== undefined) out.push({ identity: l.holder, report });
-  }
-  return out;
-}
-
-/** Self-partition detection (ADR 0017), built once the listener's port is known. */
-function startSelfCheck(deps: { readonly config: Config; readonly port: number; readonly controller: Controller; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder }): SelfCheck | undefined {
-  const { config, controller, sharding } = deps;
-  if (sharding === undefined || !config.selfCheck) return undefined;
-  const podNs = process.env['POD_NAMESPACE'];
-  const podName = process.env['POD_NAME'];
-  const pod = podNs === undefined || podName === undefined ? undefined : { kind: 'Pod' as const, apiVersion: 'v1', namespace: podNs, name: podName, uid: process.env['POD_UID'] ?? '' };
-  const address = peerAddress(config.advertiseAddress, deps.port);
-  if (address === undefined) deps.log.warn('no --advertise-address and no $POD_IP: peers cannot check this replica; it still checks them');
-  return new SelfCheck({
-    clock: systemClock,
-    identity: config.identity,
-    address,
-    peers: () => peersOf(sharding),
-    local: () => {
-      let failing = 0;
-      let targets = 0;
-      for (const t of controller.targets.all()) {
-        targets++;
-        if (t.state.committed === 'failure') failing++;
-      }
-      return { failing, targets };
-    },
-    check: checkPeer,
-    thresholds: {
-      unreachableAfterMs: config.impairedUnreachableAfterMs,
-      failingShare: config.impairedFailingShare,
-      failingMargin: config.impairedFailingMargin,
-      minTargets: config.impairedMinTargets,
-      recoverAfterMs: config.impairedRecoverAfterMs,
-    },
-    intervalMs: config.peerCheckIntervalMs,
-    timeoutMs: config.peerCheckTimeoutMs,
-    observe: selfCheckReporter({ log: deps.log, metrics: deps.metrics, events: deps.events, ...(pod === undefined ? {} : { pod }) }),
-  });
-}
-
-/** Peer checks every interval; stands down when impaired, rejoins when recovered. */
-async function runSelfCheck(selfCheck: SelfCheck | undefined, sharding: ShardMembership | undefined, controller: Controller, signal: AbortSignal): Promise<void> {
-  if (selfCheck === undefined || sharding === undefined) return;
-  await selfCheck.run(signal, async (change) => {
-    controller.gates.sweep(); // held False writes go out as soon as a peer check confirms
-    if (change?.type === 'impaired') await sharding.standDown();
-    if (change?.type === 'recovered') sharding.rejoin();
-  });
-}
-
-/** The controller's write guard: every False write and remediation needs a peer check since (ADR 0017). */
-function guardOptions(on: boolean, selfCheck: () => SelfCheck | undefined, metrics: Metrics): Pick<ControllerOptions, 'confirmedSince' | 'onHeld'> {
-  if (!on) return {};
-  return {
-    confirmedSince: (since) => selfCheck()?.confirmedSince(since) ?? false,
-    onHeld: (action) => metrics.recordGuardHeld(action),
-  };
-}
-
-/**
- * The second opinion (ADR 0018): the endpoint peers ask (TokenReview, then
- * the allowed users: by default this replica's own, learnt once with a
- * SelfSubjectReview) and the guard that asks them. Reviews go through a
- * client of their own with a small rate limit, as for /metrics.
- */
-interface SecondOpinionParts {
-  readonly routes: NonNullable<ObservabilityServerOptions['routes']>;
-  /** How the log line at start describes it. */
-  readonly mode: 'on' | 'answering only' | 'off';
-  readonly guard: SecondOpinionGuard | undefined;
-  close(): Promise<void>;
-}
-
-function secondOpinionParts(deps: { readonly config: Config; readonly client: KubeClient; readonly bearer: boolean; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder; readonly controller: () => Controller }): SecondOpinionParts {
-  const { config, client, sharding, log, metrics } = deps;
-  if (!config.secondOpinion) return { routes: new Map(), mode: 'off', guard: undefined, close: () => Promise.resolve() };
-  const reviewClient = new KubeClient({ connection: client.connection, clock: systemClock, random: systemRandom, qps: 5, burst: 20, maxAttempts: 2, http2: config.kubeApiHttp2, userAgent: `outprobe/${config.identity}/second-opinion`, onRequest: (r) => metrics.recordApiRequest(r) });
-  let self: Promise<ReadonlySet<string>> | undefined;
-  const allowed = (): Promise<ReadonlySet<string>> => {
-    if (config.secondOpinionAllowedUsers.length > 0) return Promise.resolve(new Set(config.secondOpinionAllowedUsers));
-    self ??= reviewSelf(reviewClient, AbortSignal.timeout(10_000)).then((name) => new Set([name]), (err: unknown) => {
-      self = undefined; // asked again on the next request
-      throw err;
-    });
-    return self;
-  };
-  const auth = new MetricsAuth({
-    clock: systemClock,
-    review: allowedUsersReview(async (token) => {
-      const who = await reviewToken(reviewClient, token, AbortSignal.timeout(10_000));
-      return who.authenticated ? who.user.username : undefined;
-    }, allowed),
-    onError: (err) => log.warn('second-opinion token review failed', { error: String(err) }),
-  });
-  const endpoint = secondOpinionEndpoint({ authorize: (a) => auth.authorize(a), answer: (req, signal) => deps.controller().secondOpinion(req, signal) });
-  let guard: SecondOpinionGuard | undefined;
-  if (sharding !== undefined && deps.bearer) {
-    guard = new SecondOpinionGuard({
-      clock: systemClock,
-      identity: config.identity,
-      peers: () => peerAddresses(sharding),
-      // Whatever bearer token the credentials carry now (a rotated service-account token, a refreshed exec one).
-      ask: httpAskPeer(() => client.bearerToken()),
-      observe: secondOpinionReporter({ log, metrics, events: deps.events, identity: config.identity }),
-      onSettled: () => {
-        const c = deps.controller();
-        c.gates.sweep();
-        c.remediator.step();
-      },
-    });
-  } else if (sharding !== undefined) {
-    log.warn('no bearer token (client-certificate credentials): this replica cannot ask its peers for a second opinion and acts on its own probes');
-  }
-  return { routes: new Map([[secondOpinionPath, endpoint]]), mode: guard === undefined ? 'answering only' : 'on', guard, close: () => reviewClient.close() };
-}
-
-function peerAddresses(sharding: ShardMembership): PeerAddress[] {
-  return peersOf(sharding).flatMap((p) => (p.report.address === undefined ? [] : [{ identity: p.identity, address: p.report.address }]));
 }
 
 /** /readyz: caches synced and not impaired. */
@@ -328,14 +122,16 @@ async function main(): Promise<number> {
   // Event-loop delay for the metric, and stalls for the guard that voids the failures they cause (ADR 0016).
   const loopMonitor = new EventLoopMonitor({ boundMs: config.stallBoundMs, onDelay: (ms) => metrics.observeEventLoopDelay(ms / 1000) });
   loopMonitor.start();
-  const { sharding, leaseClient } = config.sharding ? startSharding(config, client, log, metrics) : { sharding: undefined, leaseClient: undefined };
   // Built once the listener's port is known; the guard below reads it lazily.
   const guard: { check: SelfCheck | undefined } = { check: undefined };
-  const late: { controller: Controller | undefined } = { controller: undefined };
-  const secondOpinion = secondOpinionParts({ config, client, bearer: (await client.bearerToken()) !== undefined, sharding, log, metrics, events, controller: () => {
+  const late: { controller: Controller | undefined; shard: Sharding | undefined } = { controller: undefined, shard: undefined };
+  // The peer listener first: membership publishes its port (ADR 0036, 0037).
+  const peer = await startPeerChannel({ config, client, log, metrics, events, sharding: () => late.shard, controller: () => {
     if (late.controller === undefined) throw new Error('second opinion asked before the controller was built');
     return late.controller;
   } });
+  late.shard = config.sharding ? startSharding({ config, client, log, metrics, events, peerPort: peer.port ?? config.peerPort }) : undefined;
+  const sharding = late.shard?.sharding;
   const controller = new Controller({
     client,
     clock: systemClock,
@@ -358,17 +154,9 @@ async function main(): Promise<number> {
     namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
     identity: config.identity,
-    ...(sharding === undefined
-      ? {}
-      : {
-          owns: (pod) => sharding.owns(pod),
-          gainedAt: (pod) => sharding.gainedAt(pod),
-          mayRemediate: (pod) => sharding.mayRemediate(pod),
-          writesStatus: (uid) => sharding.writesStatus(uid),
-          aggregate: (key, local) => sharding.aggregate(key, local),
-        }),
+    ...shardingHooks(sharding),
     ...guardOptions(sharding !== undefined && config.selfCheck, () => guard.check, metrics),
-    ...(secondOpinion.guard === undefined ? {} : { secondOpinion: secondOpinion.guard }),
+    ...(peer.guard === undefined ? {} : { secondOpinion: peer.guard }),
   });
   late.controller = controller;
   const metricsAuth = metricsAuthFor(client, config, log, metrics);
@@ -378,7 +166,6 @@ async function main(): Promise<number> {
     metrics,
     ready: () => readiness(controller, guard.check),
     authorizeMetrics: metricsAuth.authorize,
-    routes: secondOpinion.routes,
   });
   log.info('outprobe started', {
     identity: config.identity,
@@ -387,12 +174,11 @@ async function main(): Promise<number> {
     metricsAuth: config.metricsAuth,
     userAgent,
     server: client.connection.server,
-    sharding: sharding === undefined ? 'off' : `Leases in ${config.leaseNamespace ?? client.connection.namespace}`,
     stallBoundSeconds: config.stallBoundMs / 1000,
-    secondOpinion: secondOpinion.mode,
+    ...fleetSummary(config, late.shard, peer),
   });
   warnNoExecNamespace(config, log);
-  guard.check = startSelfCheck({ config, port: server.port, controller, sharding, log, metrics, events });
+  guard.check = startSelfCheck({ config, controller, sharding, log, metrics, events });
   metrics.setReplicaImpaired(false);
   const stop = new AbortController();
   const stages = new ShutdownStages();
@@ -439,7 +225,8 @@ async function main(): Promise<number> {
   loopMonitor.stop();
   await stages.track('metrics server', server.close());
   await stages.track('Events', events.close()); // open ReadinessGateChangesFolded summaries are written before the connections close
-  await stages.track('API connections', Promise.all([client.close(), leaseClient?.close(), metricsAuth.close(), secondOpinion.close()]));
+  await stages.track('peer listener', peer.close());
+  await stages.track('API connections', Promise.all([client.close(), late.shard?.leaseClient.close(), metricsAuth.close()]));
   log.info('outprobe stopped');
   return 0;
 }

@@ -40,7 +40,11 @@ const options = {
   'lease-duration': { type: 'string', env: 'OUTPROBE_LEASE_DURATION', help: 'Seconds a replica\'s shard Lease lives without renewal (default 15)' },
   'lease-renew-interval': { type: 'string', env: 'OUTPROBE_LEASE_RENEW_INTERVAL', help: 'Seconds between shard Lease renewals (default 5; must be below the duration)' },
   'self-partition-detection': { type: 'string', env: 'OUTPROBE_SELF_PARTITION_DETECTION', help: 'true | false: replicas check each other\'s /healthz; a replica cut off from its peers, or failing far more than they do, declares itself impaired, writes no False gate, remediates nothing, fails /readyz and gives up its shard Lease; and with peers, a False gate or a remediation waits for a peer check that started after the failure was seen (default true; needs --sharding)' },
-  'advertise-address': { type: 'string', env: 'OUTPROBE_ADVERTISE_ADDRESS', help: 'host or host:port where peers reach this replica\'s /healthz; the port defaults to the --metrics-addr listener\'s (default: $POD_IP; empty: none, and this replica is nobody\'s peer)' },
+  'membership-proof': { type: 'string', env: 'OUTPROBE_MEMBERSHIP_PROOF', help: 'pod | none: a shard member is a Lease whose holder is a Running, Ready pod of this replica\'s own Deployment and ServiceAccount with the UID, node and IP the Lease declares, as the API server says (ADR 0036; needs $POD_NAME, $POD_NAMESPACE, $POD_UID, $NODE_NAME and $POD_IP from the downward API, and RBAC get/list/watch pods and get replicasets in the Lease namespace); none takes every Lease\'s word, for development outside a cluster only: it logs a warning and is refused when $POD_NAME is set (default pod)' },
+  'peer-addr': { type: 'string', env: 'OUTPROBE_PEER_ADDR', help: 'host:port of the peer listener (ADR 0037): the second opinion and the peer checks of /healthz, and nothing else; the chart\'s NetworkPolicy opens it to the replicas only. Peers reach a replica on its pod IP and its pod\'s `peer` container port, else this port (default 0.0.0.0:9444; only with --sharding)' },
+  'peer-token-file': { type: 'string', env: 'OUTPROBE_PEER_TOKEN_FILE', help: 'File holding this replica\'s peer token: a projected ServiceAccount token of audience outprobe.io/peer bound to its pod, re-read as the kubelet rotates it; the only credential it ever presents to a peer (default: none, and this replica asks no second opinions)' },
+  'peer-pod-selector': { type: 'string', env: 'OUTPROBE_PEER_POD_SELECTOR', help: 'Label selector narrowing the watch of the Lease namespace\'s pods that membership is proven against (the chart\'s pod labels); owner references decide, never labels (default: every pod of the namespace)' },
+  'advertise-address': { type: 'string', env: 'OUTPROBE_ADVERTISE_ADDRESS', help: 'With --membership-proof=none only: host or host:port this replica declares its peer listener at; the port defaults to the --peer-addr listener\'s (default: $POD_IP; empty: none, and this replica is nobody\'s peer). With proof, peers use the pod object\'s IP' },
   'peer-check-interval': { type: 'string', env: 'OUTPROBE_PEER_CHECK_INTERVAL', help: 'Seconds between checks of the peers\' /healthz (default 1)' },
   'peer-check-timeout': { type: 'string', env: 'OUTPROBE_PEER_CHECK_TIMEOUT', help: 'Timeout of one peer check in seconds (default 0.5)' },
   'impaired-unreachable-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_UNREACHABLE_AFTER', help: 'Impaired when no peer answered for this many seconds while a peer reports reaching another peer (default 3)' },
@@ -49,8 +53,9 @@ const options = {
   'impaired-min-targets': { type: 'string', env: 'OUTPROBE_IMPAIRED_MIN_TARGETS', help: 'Failing shares are compared only between replicas owning at least this many targets (default 10)' },
   'impaired-recover-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_RECOVER_AFTER', help: 'An impaired replica rejoins after reaching a peer (or having none) for this many seconds without a break (default 10)' },
   'kube-api-http2': { type: 'boolean', env: 'OUTPROBE_KUBE_API_HTTP2', help: 'Send API requests (not watches) over HTTP/2, a few shared connections, when the server offers it (default false: HTTP/1.1, at most 64 connections per client; with Node 24.21 a stop with many HTTP/2 requests in flight was seen spinning in node\'s http2 and growing without bound, ADR 0020)' },
-  'second-opinion': { type: 'string', env: 'OUTPROBE_SECOND_OPINION', help: 'true | false: before the first False of a gate and before any eviction or delete, ask the next live replica in the pod\'s rendezvous order to probe the same target from its own node (POST /v1/second-opinion on its --metrics-addr listener, with this replica\'s bearer token); act only if it fails there too. Per policy: spec.secondOpinion. Needs a peer that publishes an address (--self-partition-detection); does nothing with one replica (default true)' },
-  'second-opinion-allowed-users': { type: 'string', env: 'OUTPROBE_SECOND_OPINION_ALLOWED_USERS', help: 'Comma-separated usernames (as TokenReview returns them) whose bearer tokens may ask this replica for a second opinion (default: this replica\'s own user, e.g. system:serviceaccount:<namespace>:<serviceaccount>, learnt with a SelfSubjectReview)' },
+  'second-opinion': { type: 'string', env: 'OUTPROBE_SECOND_OPINION', help: 'true | false: before the first False of a gate and before any eviction or delete, ask the next live replica in the pod\'s rendezvous order to probe the same target from its own node (POST /v1/second-opinion on its peer listener, with this replica\'s peer token from --peer-token-file, never its API token); act only if it fails there too. Per policy: spec.secondOpinion. Does nothing with one replica (default true)' },
+  'second-opinion-unavailable-after': { type: 'string', env: 'OUTPROBE_SECOND_OPINION_UNAVAILABLE_AFTER', help: 'Seconds of nothing but errors from the peers asked about one failure (refused, overloaded, unreachable) after which its readiness False is written on this replica\'s own verdict, still behind the peer write guard and the panic threshold, with a SecondOpinionUnavailable Event; remediation always waits for a second opinion. 0: a readiness False waits too (default 30)' },
+  'second-opinion-allowed-users': { type: 'string', env: 'OUTPROBE_SECOND_OPINION_ALLOWED_USERS', help: 'With --membership-proof=none only: comma-separated usernames (as TokenReview returns them) whose peer tokens may ask this replica for a second opinion (default: this replica\'s own user, learnt with a SelfSubjectReview). With proof, only a token bound to a member\'s pod, of the fleet\'s ServiceAccount, may ask' },
   'webhook-addr': { type: 'string', env: 'OUTPROBE_WEBHOOK_ADDR', help: 'host:port of the readiness-gate injection webhook (HTTPS, POST /mutate-pods; ADR 0021); empty or off: no webhook (default off; the chart sets 0.0.0.0:9443 when webhook.enabled)' },
   'webhook-secret': { type: 'string', env: 'OUTPROBE_WEBHOOK_SECRET', help: 'Secret in the controller\'s namespace holding the webhook\'s self-signed CA and serving certificate: created if missing, reused while valid, rotated before expiry; every replica serves what it holds (default outprobe-webhook-tls)' },
   'webhook-service': { type: 'string', env: 'OUTPROBE_WEBHOOK_SERVICE', help: 'Service the API server calls the webhook through; the serving certificate is for <service>.<namespace>.svc (default outprobe-webhook)' },
@@ -112,6 +117,17 @@ export const configSchema = z.object({
   impairedMinTargets: intFrom(1),
   impairedRecoverAfterMs: seconds(0, 3600),
   secondOpinion: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  /** Undefined: never (0 given). @default 30000 */
+  secondOpinionUnavailableAfterMs: z.coerce.number().min(0).max(3600).transform((s) => (s === 0 ? undefined : Math.round(s * 1000))),
+  /** ADR 0036: 'pod' proves members against their pods; 'none' takes the Leases' word (development). */
+  membershipProof: z.enum(['pod', 'none']),
+  /** This replica's pod from the downward API (needed with --membership-proof=pod and sharding). */
+  self: z.object({ podName: z.string().optional(), namespace: z.string().optional(), podUid: z.string().optional(), nodeName: z.string().optional(), podIP: z.string().optional() }),
+  /** The peer listener (ADR 0037). */
+  peerHost: z.string(),
+  peerPort: intFrom(0).max(65535),
+  peerTokenFile: z.string().min(1).optional(),
+  peerPodSelector: z.string().max(1024).optional(),
   /** Empty: this replica's own username. */
   secondOpinionAllowedUsers: z.array(z.string().min(1).max(1024)),
   /** The webhook listener; undefined: off. */
@@ -120,8 +136,24 @@ export const configSchema = z.object({
   webhookService: z.string().max(63).regex(/^[a-z]([-a-z0-9]*[a-z0-9])?$/, 'must be a Service name'),
   webhookConfiguration: z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be an object name').optional(),
   webhookCertDir: z.string().min(1).optional(),
-}).refine((c) => c.leaseRenewIntervalMs < c.leaseDurationMs, { path: ['leaseRenewIntervalMs'], message: 'must be below --lease-duration' });
+}).refine((c) => c.leaseRenewIntervalMs < c.leaseDurationMs, { path: ['leaseRenewIntervalMs'], message: 'must be below --lease-duration' })
+  .superRefine(membershipChecks);
 export type Config = z.infer<typeof configSchema>;
+
+/**
+ * ADR 0036: `none` is for development and is refused in a pod; `pod` needs the
+ * downward API, and the identity is the pod's name (peers check it against the pod).
+ */
+function membershipChecks(c: { readonly sharding: boolean; readonly membershipProof: 'pod' | 'none'; readonly identity: string; readonly self: { readonly podName?: string | undefined; readonly namespace?: string | undefined; readonly podUid?: string | undefined; readonly nodeName?: string | undefined; readonly podIP?: string | undefined } }, ctx: z.RefinementCtx): void {
+  if (!c.sharding) return;
+  if (c.membershipProof === 'none') {
+    if (c.self.podName !== undefined) ctx.addIssue({ code: 'custom', path: ['membershipProof'], message: '--membership-proof=none is for development outside a cluster and is refused when $POD_NAME is set (this replica runs in a pod: its membership must be proven)' });
+    return;
+  }
+  const missing = (['POD_NAME', 'POD_NAMESPACE', 'POD_UID', 'NODE_NAME', 'POD_IP'] as const).filter((_, i) => [c.self.podName, c.self.namespace, c.self.podUid, c.self.nodeName, c.self.podIP][i] === undefined);
+  if (missing.length > 0) ctx.addIssue({ code: 'custom', path: ['membershipProof'], message: `sharding proves each replica's membership against its pod (ADR 0036) and needs ${missing.map((m) => `$${m}`).join(', ')} from the downward API; outside a cluster run --sharding=false, or --membership-proof=none for development` });
+  else if (c.identity !== c.self.podName) ctx.addIssue({ code: 'custom', path: ['identity'], message: `with --membership-proof=pod the identity is the pod's name (${c.self.podName ?? ''}): peers check it against the pod` });
+}
 
 export type ConfigResult = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly help: boolean; readonly message: string };
 
@@ -180,7 +212,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     kubeProbeVersion: get('kube-probe-version'),
     ...shardingConfig(get, env),
     ...selfCheckConfig(get, env),
-    ...secondOpinionConfig(get),
+    ...secondOpinionConfig(get, env),
     ...webhookConfig(get),
   };
 }
@@ -199,9 +231,23 @@ function webhookConfig(get: (name: keyof typeof options) => string | boolean | u
   };
 }
 
-/** The second opinion (ADR 0018). */
-function secondOpinionConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
-  return { secondOpinion: get('second-opinion') ?? 'true', secondOpinionAllowedUsers: listOf(get('second-opinion-allowed-users')) };
+/** The second opinion (ADR 0018) and the peer channel (ADR 0036, 0037). */
+function secondOpinionConfig(get: (name: keyof typeof options) => string | boolean | undefined, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const peer = String(get('peer-addr') ?? '0.0.0.0:9444').trim();
+  const colon = peer.lastIndexOf(':');
+  const optional = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+  const envOf = (k: string): string | undefined => optional(env[k]);
+  return {
+    secondOpinion: get('second-opinion') ?? 'true',
+    secondOpinionUnavailableAfterMs: get('second-opinion-unavailable-after') ?? 30,
+    secondOpinionAllowedUsers: listOf(get('second-opinion-allowed-users')),
+    membershipProof: get('membership-proof') ?? 'pod',
+    self: { podName: envOf('POD_NAME'), namespace: envOf('POD_NAMESPACE'), podUid: envOf('POD_UID'), nodeName: envOf('NODE_NAME'), podIP: envOf('POD_IP') },
+    peerHost: peer.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0',
+    peerPort: peer.slice(colon + 1),
+    peerTokenFile: optional(get('peer-token-file')),
+    peerPodSelector: optional(get('peer-pod-selector')),
+  };
 }
 
 /** `a, b,,a` → `[a, b, a]`; unset or empty → `[]`. */

@@ -65,9 +65,10 @@ export async function answerSecondOpinion(req: SecondOpinionRequest, deps: Answe
 }
 
 /** The question about a failing target (what the asking side sends and reports). */
-export function questionFor(target: Target, pod: { readonly namespace: string; readonly name: string; readonly uid: string }, since: number): Question {
+export function questionFor(target: Target, pod: { readonly namespace: string; readonly name: string; readonly uid: string }, since: number, action: 'gate_false' | 'remediation'): Question {
   const { plan } = target;
   return {
+    action,
     policy: plan.policy,
     podUid: pod.uid,
     probe: plan.kind,
@@ -95,7 +96,7 @@ export function gateSecondOpinion(so: Confirm, deps: AskingDeps, w: { readonly c
   if (w.ctx.serverStatus === 'False') return true;
   const target = deps.targets.readinessTarget(w.ctx.pod.uid, w.condition.type);
   if (target === undefined || deps.policies.get(target.plan.policy)?.policy?.spec.secondOpinion === false) return true;
-  return so.confirm(questionFor(target, w.ctx.pod, w.since));
+  return so.confirm(questionFor(target, w.ctx.pod, w.since, 'gate_false'));
 }
 
 /** May this remediation be sent (ADR 0018)? */
@@ -103,5 +104,5 @@ export function remediationSecondOpinion(so: Confirm, deps: AskingDeps & { reado
   const target = deps.targets.get(`${req.policy}/${req.podUid}/${req.container}/${req.kind}`);
   const pod = deps.pod(req.podKey);
   if (target === undefined || pod === undefined || deps.policies.get(req.policy)?.policy?.spec.secondOpinion === false) return true;
-  return so.confirm(questionFor(target, { namespace: pod.namespace, name: pod.name, uid: pod.uid }, since));
+  return so.confirm(questionFor(target, { namespace: pod.namespace, name: pod.name, uid: pod.uid }, since, 'remediation'));
 }

@@ -20,6 +20,7 @@ export interface AccessReviewResult {
 interface TokenReviewStatus {
   readonly status?: {
     readonly authenticated?: boolean;
+    readonly audiences?: readonly string[];
     readonly error?: string;
     readonly user?: { readonly username?: string; readonly uid?: string; readonly groups?: readonly string[]; readonly extra?: Record<string, readonly string[]> };
   };
@@ -36,17 +37,19 @@ interface SubjectAccessReviewStatus {
  * reason, so callers may log the result. Throws KubeApiError when the review
  * itself fails (the caller must not read that as "unauthenticated").
  */
-export async function reviewToken(client: KubeClient, token: string, signal?: AbortSignal): Promise<TokenReviewResult> {
+export async function reviewToken(client: KubeClient, token: string, signal?: AbortSignal, audiences?: readonly string[]): Promise<TokenReviewResult> {
   const review = await client.request<TokenReviewStatus>({
     method: 'POST',
     path: '/apis/authentication.k8s.io/v1/tokenreviews',
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, ...(audiences === undefined ? {} : { audiences }) } },
     retry: true, // creating a review has no side effect, so it is safe to repeat
     ...(signal === undefined ? {} : { signal }),
   });
   const s = review.status;
   const user = s?.authenticated === true ? reviewedUser(s.user) : undefined;
   if (user === undefined) return { authenticated: false, reason: s?.error === undefined || s.error === '' ? 'token not authenticated' : s.error.slice(0, 200) };
+  // With audiences asked for, the server answers which of them the token is for: none of them is not authenticated (as the API server's own delegating authenticator reads it).
+  if (audiences !== undefined && !(s?.audiences ?? []).some((a) => audiences.includes(a))) return { authenticated: false, reason: 'token not issued for this audience' };
   return { authenticated: true, user };
 }
 

@@ -12,7 +12,7 @@ import type { EventDropCause, EventResultLabel } from './metrics.ts';
 
 /** The object an Event is about. */
 export interface InvolvedObject {
-  readonly kind: 'Pod' | 'ProbePolicy';
+  readonly kind: 'Pod' | 'ProbePolicy' | 'Lease';
   readonly apiVersion: string;
   readonly namespace: string;
   readonly name: string;

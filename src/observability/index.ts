@@ -7,6 +7,8 @@
 export { boundFields, createLogger, logLevels, silentLogger } from './logger.ts';
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.ts';
 export { Metrics } from './metrics.ts';
+export { PeerMetrics } from './peer-metrics.ts';
+export type { AdmissionLane, AdmissionResult, GuardedEndpoint, SecondOpinionErrorReason } from './peer-metrics.ts';
 export type {
   EventDropCause, EventResultLabel, GateWriteResult, MetricsOptions, ProbeHandlerLabel, ProbeResultLabel,
   RemediationAction, RemediationResultLabel, TransitionToLabel,
@@ -22,4 +24,6 @@ export type { EventFold, FoldSummary } from './event-fold.ts';
 export { EventCorrelator, correlationKey, decideEvent, defaultCorrelatorConfig, refill } from './event-correlator.ts';
 export type { Correlation, CorrelatorConfig, EventDecision, SeenEvent, SpamBucket } from './event-correlator.ts';
 export { MetricsAuth, bearerToken } from './metrics-auth.ts';
+export { TokenGate } from './token-gate.ts';
+export type { GateOutcome, ReviewLane, TokenGateOptions } from './token-gate.ts';
 export type { AuthDecision, MetricsAccess, MetricsAccessReview, MetricsAuthOptions } from './metrics-auth.ts';

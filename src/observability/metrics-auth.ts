@@ -1,11 +1,15 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from '../kernel/index.ts';
+import type { AdmissionLane, AdmissionResult } from './peer-metrics.ts';
+import { TokenGate } from './token-gate.ts';
+import type { ReviewLane } from './token-gate.ts';
+
+export { bearerToken } from './token-gate.ts';
 
 /** The answer of a token review: who may read `/metrics`. */
 export type MetricsAccess = 'allowed' | 'unauthenticated' | 'forbidden';
 
-/** Reviews one bearer token (in main: a TokenReview, then a SubjectAccessReview for `get /metrics`). */
-export type MetricsAccessReview = (token: string) => Promise<MetricsAccess>;
+/** Reviews one bearer token (in main: a TokenReview, then a SubjectAccessReview for `get /metrics`), in the lane's own API budget. */
+export type MetricsAccessReview = (token: string, lane: ReviewLane) => Promise<MetricsAccess>;
 
 /** What the server answers: 200 lets the request through. */
 export interface AuthDecision {
@@ -18,21 +22,21 @@ export interface MetricsAuthOptions {
   readonly clock: Pick<Clock, 'now'>;
   /** How long an answer (allowed or not) is reused for the same token. @default 60000 */
   readonly ttlMs?: number;
-  /** Tokens remembered at once; the oldest answer is dropped first. @default 1024 */
+  /** Allowed tokens remembered at once, and as many refused ones, each in a map of its own; the oldest dropped first. @default 1024 */
   readonly maxEntries?: number;
   /**
-   * Different tokens under review at once; more answer 429 without asking
-   * the API server, so a flood of made-up tokens costs it a bounded number
-   * of reviews. @default 16
+   * Unknown tokens under review at once; more answer 429 without asking the
+   * API server, so a flood of made-up tokens costs it a bounded number of
+   * reviews. A token already allowed is answered from the cache before this
+   * bound (ADR 0037). @default 4
    */
   readonly maxInFlight?: number;
+  /** Reviews of unknown tokens started per second (a bucket of twice that); more answer 429. @default 5 */
+  readonly reviewsPerSecond?: number;
   /** A review that failed (API server unreachable, RBAC missing). Never given the token. */
   readonly onError?: (err: unknown) => void;
-}
-
-interface Entry {
-  readonly access: MetricsAccess;
-  readonly expiresAt: number;
+  /** Every decision, by lane and result (the metrics). */
+  readonly onAdmission?: (lane: AdmissionLane, result: AdmissionResult) => void;
 }
 
 const decisions: Readonly<Record<MetricsAccess, AuthDecision>> = {
@@ -41,73 +45,57 @@ const decisions: Readonly<Record<MetricsAccess, AuthDecision>> = {
   forbidden: { status: 403, message: 'Forbidden' },
 };
 
+const results: Readonly<Record<MetricsAccess, AdmissionResult>> = { allowed: 'served', unauthenticated: 'unauthenticated', forbidden: 'forbidden' };
+
 /**
  * Bearer-token authentication and authorization for `/metrics`, as
- * kube-rbac-proxy does it, in process. Answers are cached per token for
- * `ttlMs` in a bounded map keyed by the token's SHA-256, so the token
- * itself is never kept, logged or compared; concurrent requests with one
- * token share one review. A failed review is not cached and answers 500.
+ * kube-rbac-proxy does it, in process, through a TokenGate (ADR 0037): a
+ * scraper whose token was allowed is answered from the cache before any
+ * bound, so a flood of made-up tokens can never lock it out; unknown tokens
+ * are reviewed a few at a time and shed (429) beyond. A failed review is not
+ * cached and answers 500.
  */
 export class MetricsAuth {
   readonly #o: MetricsAuthOptions;
-  readonly #cache = new Map<string, Entry>();
-  readonly #inFlight = new Map<string, Promise<MetricsAccess>>();
+  readonly #gate: TokenGate<MetricsAccess>;
 
   constructor(options: MetricsAuthOptions) {
     this.#o = options;
+    this.#gate = new TokenGate<MetricsAccess>({
+      clock: options.clock,
+      review: options.review,
+      known: (a) => a === 'allowed',
+      ttlMs: options.ttlMs ?? 60_000,
+      negativeTtlMs: options.ttlMs ?? 60_000,
+      maxKnown: options.maxEntries ?? 1024,
+      maxUnknown: options.maxEntries ?? 1024,
+      strangerInFlight: options.maxInFlight ?? 4,
+      strangerRate: options.reviewsPerSecond ?? 5,
+    });
   }
 
   /** Decides on the request's `Authorization` header. */
   async authorize(authorization: string | undefined): Promise<AuthDecision> {
-    const token = bearerToken(authorization);
-    if (token === undefined) return decisions.unauthenticated;
-    const key = createHash('sha256').update(token).digest('hex');
-    const cached = this.#cached(key);
-    if (cached !== undefined) return decisions[cached];
-    let pending = this.#inFlight.get(key);
-    if (pending === undefined) {
-      if (this.#inFlight.size >= (this.#o.maxInFlight ?? 16)) return { status: 429, message: 'Too many token reviews in flight' };
-      pending = this.#o.review(token);
-      this.#inFlight.set(key, pending);
-      pending.then(
-        (access) => this.#remember(key, access),
-        () => undefined,
-      ).finally(() => this.#inFlight.delete(key)).catch(() => undefined);
-    }
-    try {
-      return decisions[await pending];
-    } catch (err: unknown) {
-      this.#o.onError?.(err);
-      return { status: 500, message: 'Token review failed' };
+    const out = await this.#gate.admit(authorization);
+    switch (out.kind) {
+      case 'no-token':
+        this.#o.onAdmission?.('stranger', 'unauthenticated');
+        return decisions.unauthenticated;
+      case 'shed':
+        this.#o.onAdmission?.(out.lane, 'shed');
+        return { status: 429, message: 'Too many token reviews in flight' };
+      case 'error':
+        this.#o.onError?.(out.error);
+        this.#o.onAdmission?.(out.lane, 'error');
+        return { status: 500, message: 'Token review failed' };
+      case 'answer':
+        this.#o.onAdmission?.(out.lane, results[out.answer]);
+        return decisions[out.answer];
     }
   }
 
   /** Answers currently remembered (for tests and metrics). */
   get size(): number {
-    return this.#cache.size;
+    return this.#gate.size;
   }
-
-  #cached(key: string): MetricsAccess | undefined {
-    const entry = this.#cache.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt > this.#o.clock.now()) return entry.access;
-    this.#cache.delete(key);
-    return undefined;
-  }
-
-  #remember(key: string, access: MetricsAccess): void {
-    this.#cache.delete(key);
-    this.#cache.set(key, { access, expiresAt: this.#o.clock.now() + (this.#o.ttlMs ?? 60_000) });
-    const max = Math.max(1, this.#o.maxEntries ?? 1024);
-    for (const oldest of this.#cache.keys()) {
-      if (this.#cache.size <= max) break;
-      this.#cache.delete(oldest);
-    }
-  }
-}
-
-/** The token of `Authorization: Bearer <token>` (scheme case-insensitive), else undefined. */
-export function bearerToken(authorization: string | undefined): string | undefined {
-  const m = /^bearer[ \t]+([^\s]+)[ \t]*$/i.exec(authorization ?? '');
-  return m?.[1];
 }

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { ProbeKind } from '../kernel/index.ts';
 import { probeKinds } from '../kernel/index.ts';
 import type { RequestRecord } from '../kube/index.ts';
+import { PeerMetrics } from './peer-metrics.ts';
 
 /** How one probe pass ended: the executors' outcome kinds, or `voided` (a failure the stall guard voided, ADR 0016). */
 export type ProbeResultLabel = 'success' | 'warning' | 'failure' | 'errored' | 'voided';
@@ -42,6 +43,8 @@ const lagBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
  */
 export class Metrics {
   readonly registry: Registry;
+  /** The fleet's trust metrics (ADR 0036, 0037). */
+  readonly peer: PeerMetrics;
   readonly #probes: Counter<'policy' | 'kind' | 'result'>;
   readonly #probeDuration: Histogram<'kind' | 'handler'>;
   readonly #schedulerLag: Histogram;
@@ -92,6 +95,7 @@ export class Metrics {
   constructor(options: MetricsOptions = {}) {
     this.registry = new Registry();
     const registers = [this.registry];
+    this.peer = new PeerMetrics(this.registry);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.#probes = new Counter({ name: `${prefix}probes_total`, help: 'Probe attempts by policy, probe kind and result.', labelNames: ['policy', 'kind', 'result'], registers });
     this.#probeDuration = new Histogram({ name: `${prefix}probe_duration_seconds`, help: 'Time one probe attempt took.', labelNames: ['kind', 'handler'], buckets: latencyBuckets, registers });

@@ -4,11 +4,15 @@ import { maxRequestBytes, parseRequest } from './protocol.ts';
 import type { SecondOpinionAnswer, SecondOpinionRequest } from './protocol.ts';
 
 export interface SecondOpinionEndpointOptions {
-  /** Decides on the `Authorization` header (TokenReview, then the allowed users). */
-  readonly authorize: (authorization: string | undefined) => Promise<AuthDecision>;
+  /**
+   * Decides on the `Authorization` header and the caller's address (a peer
+   * token of a proven member, ADR 0037), before anything else: known peers
+   * are answered from a cache, strangers are shed first.
+   */
+  readonly authorize: (authorization: string | undefined, remoteAddress: string | undefined) => Promise<AuthDecision>;
   /** Probes the target once from this replica. Never throws for a probe result. */
   readonly answer: (request: SecondOpinionRequest, signal: AbortSignal) => Promise<SecondOpinionAnswer>;
-  /** Requests handled at once (auth included); more answer 429. @default 16 */
+  /** Authorized requests answered at once (probes run for peers); more answer 429. Unauthenticated requests never count. @default 16 */
   readonly maxInFlight?: number;
   /** Reading the body may take this long; then 408. @default 5000 */
   readonly bodyTimeoutMs?: number;
@@ -27,9 +31,10 @@ class HttpError extends Error {
 }
 
 /**
- * `POST /v1/second-opinion` (ADR 0018). Bounded: a fixed number of requests
- * at once (429 beyond), a 4 KiB body read within a timeout, an answer within
- * a timeout. Authenticated before the body is read. Replies carry only the
+ * `POST /v1/second-opinion` (ADR 0018, on the peer port of ADR 0037).
+ * Authenticated first, before the body is read and before any bound of its
+ * own; then bounded: a fixed number of answers at once (429 beyond), a 4 KiB
+ * body read within a timeout, an answer within a timeout. Replies carry only the
  * answer or a fixed text: no header, token or stack ever goes back or into a
  * log from here.
  */
@@ -41,18 +46,18 @@ export function secondOpinionEndpoint(o: SecondOpinionEndpointOptions): Handler 
       reply(res, 405, { error: 'method not allowed' });
       return;
     }
+    const decision = await o.authorize(req.headers.authorization, req.socket.remoteAddress);
+    if (decision.status !== 200) {
+      if (decision.status === 401) res.setHeader('www-authenticate', 'Bearer realm="outprobe"');
+      reply(res, decision.status, { error: decision.message });
+      return;
+    }
     if (inFlight >= (o.maxInFlight ?? 16)) {
       reply(res, 429, { error: 'too many second-opinion requests in flight' });
       return;
     }
     inFlight++;
     try {
-      const decision = await o.authorize(req.headers.authorization);
-      if (decision.status !== 200) {
-        if (decision.status === 401) res.setHeader('www-authenticate', 'Bearer realm="outprobe"');
-        reply(res, decision.status, { error: decision.message });
-        return;
-      }
       const parsed = parseRequest(await readJson(req, o.bodyTimeoutMs ?? 5000));
       if (!parsed.ok) throw new HttpError(400, parsed.error);
       const closed = new AbortController();

@@ -32,10 +32,41 @@ export interface Question {
   readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
   /** What this replica's probe said (its last failure output). */
   readonly ownView: string;
+  /**
+   * What waits for the answer: a readiness False may go out on this
+   * replica's own verdict once no second opinion could be had for the bound
+   * (ADR 0037); a remediation never does. @default 'remediation'
+   */
+  readonly action?: 'gate_false' | 'remediation';
+}
+
+/** Why an ask got no usable answer (a bounded set: a metric label). */
+export type AskErrorReason = 'overloaded' | 'refused' | 'unreachable' | 'peer_error' | 'protocol' | 'no_token' | 'unknown_answer' | 'not_served';
+
+/** An ask that failed, and why (thrown by an AskPeer). Its message never carries a token. */
+export class AskError extends Error {
+  readonly reason: AskErrorReason;
+  constructor(reason: AskErrorReason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
 }
 
 /** What the guard reports (the observability seam). */
-export interface SecondOpinionEvent {
+export type SecondOpinionEvent = AskEvent | FallbackEvent;
+
+/**
+ * A readiness False let through on this replica's own verdict: no second
+ * opinion could be had for `unavailableForMs` (ADR 0037). Once per run of
+ * errors per failure.
+ */
+export interface FallbackEvent {
+  readonly result: 'fallback';
+  readonly question: Question;
+  readonly unavailableForMs: number;
+}
+
+export interface AskEvent {
   readonly result: AskEnd;
   readonly question: Question;
   readonly peer: string;
@@ -43,6 +74,8 @@ export interface SecondOpinionEvent {
   readonly durationMs: number;
   readonly answer?: SecondOpinionAnswer;
   readonly error?: string;
+  /** Set when `result` is `error`. */
+  readonly errorReason?: AskErrorReason;
 }
 
 export interface SecondOpinionGuardOptions {
@@ -62,6 +95,14 @@ export interface SecondOpinionGuardOptions {
   readonly maxInFlight?: number;
   /** A peer that answered 404 is not asked again for this long. @default 60000 */
   readonly notServedForMs?: number;
+  /**
+   * After this long with nothing but errors from the peers asked about one
+   * failure, a readiness False proceeds on this replica's own verdict (the
+   * peer write guard of ADR 0017 and the panic cap still apply); a
+   * remediation stays held. Undefined: every failure waits for an answer
+   * (ADR 0037). @default undefined
+   */
+  readonly unavailableAfterMs?: number;
 }
 
 /**
@@ -78,6 +119,8 @@ export class SecondOpinionGuard {
   readonly #o: SecondOpinionGuardOptions;
   readonly #ledger = new Ledger();
   readonly #notServed = new Map<string, number>();
+  /** Keys whose fallback was reported, by the start of the run of errors it ended. */
+  readonly #fellBack = new Map<string, number>();
   #inFlight = 0;
 
   constructor(options: SecondOpinionGuardOptions) {
@@ -96,7 +139,20 @@ export class SecondOpinionGuard {
       const peer = candidates[this.#ledger.errors(key) % candidates.length];
       if (peer !== undefined) this.#ask(key, q, peer);
     }
-    return false;
+    return this.#fallBack(key, q, now);
+  }
+
+  /** A readiness False whose peers gave nothing but errors for the bound goes out on this replica's own verdict (ADR 0037). */
+  #fallBack(key: string, q: Question, now: number): boolean {
+    const bound = this.#o.unavailableAfterMs;
+    const since = this.#ledger.errorsSince(key);
+    if (bound === undefined || q.action !== 'gate_false' || since === undefined || now - since < bound) return false;
+    if (this.#fellBack.get(key) !== since) {
+      this.#fellBack.set(key, since);
+      if (this.#fellBack.size > 4096) this.#fellBack.delete(this.#fellBack.keys().next().value ?? key);
+      this.#o.observe?.({ result: 'fallback', question: q, unavailableForMs: now - since });
+    }
+    return true;
   }
 
   /** Asks in flight now. */
@@ -122,7 +178,7 @@ export class SecondOpinionGuard {
     this.#ledger.started(key, askedAt);
     this.#inFlight++;
     const signal = AbortSignal.timeout(q.timeoutMs + (this.#o.requestSlackMs ?? 2000));
-    const end = (result: AskEnd, extra: { answer?: SecondOpinionAnswer; error?: string }): void => {
+    const end = (result: AskEnd, extra: { answer?: SecondOpinionAnswer; error?: string; errorReason?: AskErrorReason }): void => {
       this.#inFlight--;
       const now = clock.now();
       this.#ledger.settled(key, { askedAt, now, result, againAfterMs: result === 'disagreed' ? q.periodMs : (this.#o.retryMs ?? 1000) });
@@ -133,14 +189,14 @@ export class SecondOpinionGuard {
       (answer) => {
         if (answer === 'not-served') {
           this.#notServed.set(peer.identity, clock.now() + (this.#o.notServedForMs ?? 60_000));
-          end('error', { error: `${peer.identity} serves no second opinions (404)` });
+          end('error', { error: `${peer.identity} serves no second opinions (404)`, errorReason: 'not_served' });
           return;
         }
         if (answer.result === 'failure') end('agreed', { answer });
         else if (answer.result === 'success') end('disagreed', { answer });
-        else end('error', { answer, error: `${peer.identity} could not probe: ${answer.message}` });
+        else end('error', { answer, error: `${peer.identity} could not probe: ${answer.message}`, errorReason: 'unknown_answer' });
       },
-      (err: unknown) => end('error', { error: err instanceof Error ? err.message : String(err) }),
+      (err: unknown) => end('error', { error: err instanceof Error ? err.message : String(err), errorReason: err instanceof AskError ? err.reason : 'unreachable' }),
     );
   }
 }

@@ -12,6 +12,8 @@ interface Entry {
   nextAskAt: number;
   /** Asks that ended in an error in a row: the next ask goes to the next peer in the order. */
   errors: number;
+  /** When the first of those errors ended (undefined: the last ask did not end in an error). */
+  errorsSince: number | undefined;
   lastUsedAt: number;
 }
 
@@ -44,8 +46,13 @@ export class Ledger {
     return this.#entries.get(key)?.errors ?? 0;
   }
 
+  /** When the current run of errors for this key began; undefined when the last ask did not end in one. */
+  errorsSince(key: string): number | undefined {
+    return this.#entries.get(key)?.errorsSince;
+  }
+
   started(key: string, now: number): void {
-    const e = this.#entries.get(key) ?? { inFlight: false, agreedAskedAt: undefined, nextAskAt: now, errors: 0, lastUsedAt: now };
+    const e = this.#entries.get(key) ?? { inFlight: false, agreedAskedAt: undefined, nextAskAt: now, errors: 0, errorsSince: undefined, lastUsedAt: now };
     e.inFlight = true;
     e.lastUsedAt = now;
     this.#entries.set(key, e);
@@ -59,10 +66,12 @@ export class Ledger {
     if (end.result === 'agreed') {
       e.agreedAskedAt = Math.max(e.agreedAskedAt ?? -Infinity, end.askedAt);
       e.errors = 0;
+      e.errorsSince = undefined;
       return;
     }
     e.nextAskAt = end.now + end.againAfterMs;
     e.errors = end.result === 'error' ? e.errors + 1 : 0;
+    e.errorsSince = end.result === 'error' ? (e.errorsSince ?? end.now) : undefined;
   }
 
   get size(): number {

@@ -10,7 +10,20 @@ export function secondOpinionReporter(sinks: { readonly log: Logger; readonly me
   const { log, metrics, events, identity } = sinks;
   return (e) => {
     const q = e.question;
+    if (e.result === 'fallback') {
+      metrics.peer.recordSecondOpinionFallback('gate_false');
+      const seconds = Math.round(e.unavailableForMs / 1000);
+      log.warn('second opinion unavailable past the bound: writing the readiness False on this replica\'s own verdict (remediation stays held)', { policy: q.policy, pod: `${q.pod.namespace}/${q.pod.name}`, kind: q.probe, unavailableSeconds: seconds });
+      events.record(
+        { kind: 'Pod', apiVersion: 'v1', namespace: q.pod.namespace, name: q.pod.name, uid: q.pod.uid },
+        'Warning',
+        'SecondOpinionUnavailable',
+        `${probeKindTitle(q.probe)} probe failed from replica ${identity} (${q.ownView || 'failure'}) and no other replica could give a second opinion for ${seconds}s: the readiness gate is written False on this replica's own verdict (within the panic threshold); no remediation is done without a second opinion`,
+      );
+      return;
+    }
     metrics.recordSecondOpinion(e.result, e.durationMs / 1000);
+    if (e.result === 'error' && e.errorReason !== undefined) metrics.peer.recordSecondOpinionError(e.errorReason);
     const fields = { policy: q.policy, pod: `${q.pod.namespace}/${q.pod.name}`, kind: q.probe, peer: e.peer, result: e.result, seconds: e.durationMs / 1000 };
     if (e.result === 'agreed') {
       log.info('second opinion agreed: acting on the failure', fields);

@@ -1,4 +1,5 @@
 import type { LeaseJson } from '../kube/index.ts';
+import { memberAnnotation } from './member.ts';
 
 /** Label on every shard Lease; membership lists and watches by it. */
 export const shardLabel = 'outprobe.io/shard';
@@ -11,6 +12,8 @@ export const peerAnnotation = 'outprobe.io/peer';
 export interface ShardLease {
   /** The Lease's name. */
   readonly name: string;
+  /** The Lease's UID (the object a rejection Event is about). @default '' */
+  readonly uid?: string;
   /** The member identity (holderIdentity); empty means released. */
   readonly holder: string;
   /** renewTime in ms since the epoch; NaN when absent. */
@@ -20,6 +23,8 @@ export interface ShardLease {
   readonly counts: string | undefined;
   /** The raw peer report annotation, decoded by the impairment stage. */
   readonly peer?: string | undefined;
+  /** The raw member claim annotation (ADR 0036): what the holder declares about its pod, checked against the pod. */
+  readonly member?: string | undefined;
 }
 
 export const leaseName = (identity: string): string => `outprobe-shard-${identity}`;
@@ -46,11 +51,13 @@ export function projectLease(raw: LeaseJson): ShardLease {
   const annotations = raw.metadata?.annotations;
   return {
     name: raw.metadata?.name ?? '',
+    uid: raw.metadata?.uid ?? '',
     holder: spec.holderIdentity ?? '',
     renewedAt: parseTime(spec.renewTime),
     durationMs: (spec.leaseDurationSeconds ?? 0) * 1000,
     counts: annotations?.[countsAnnotation],
     peer: annotations?.[peerAnnotation],
+    member: annotations?.[memberAnnotation],
   };
 }
 

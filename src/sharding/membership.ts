@@ -7,6 +7,11 @@ import { Handover } from './handover.ts';
 import { isLive, leaseName, liveMembers, nextExpiry, projectLease, shardLabel } from './lease.ts';
 import type { ShardLease } from './lease.ts';
 import { LeaseWriter } from './lease-writer.ts';
+import { encodeClaim, memberAnnotation } from './member.ts';
+import type { Member, MemberClaim } from './member.ts';
+import type { PodProof } from './pod-proof.ts';
+import { declaredMember, rejectionReasons } from './proof.ts';
+import type { RejectionReason, Verdict } from './proof.ts';
 import { owner } from './rendezvous.ts';
 
 /** How long a release at shutdown may take before the Lease is left to expire. */
@@ -30,7 +35,14 @@ export type ShardEvent =
   | { readonly type: 'renew-failed'; readonly error: unknown }
   | { readonly type: 'released'; readonly error?: unknown }
   | { readonly type: 'standing-down' }
-  | { readonly type: 'rejoining' };
+  | { readonly type: 'rejoining' }
+  /** A live Lease that is not a member (ADR 0036), once per Lease and reason. */
+  | { readonly type: 'lease-rejected'; readonly lease: { readonly name: string; readonly uid: string; readonly holder: string }; readonly reason: RejectionReason; readonly detail: string }
+  /** The live Leases rejected now, by reason (every reason present, 0 included), when that changed. */
+  | { readonly type: 'rejected-now'; readonly byReason: ReadonlyMap<RejectionReason, number> }
+  /** This replica cannot prove its own membership (it writes no Lease and owns nothing), once per reason; `proven` when it can again. */
+  | { readonly type: 'self-unproven'; readonly detail: string }
+  | { readonly type: 'self-proven' };
 
 export interface ShardMembershipOptions {
   readonly client: KubeClient;
@@ -44,6 +56,16 @@ export interface ShardMembershipOptions {
   /** @default 5000 */
   readonly renewIntervalMs?: number;
   readonly observe?: (event: ShardEvent) => void;
+  /**
+   * Proves every Lease against the pods (ADR 0036). Absent: membership is
+   * declared (`--membership-proof=none`, development only): every live Lease
+   * is a member and its own claim is taken as it is.
+   */
+  readonly proof?: PodProof | undefined;
+  /** Without `proof`: what this replica declares about its pod (its peer address), when it knows. */
+  readonly claim?: MemberClaim | undefined;
+  /** Without `proof`: the peer port of the declared members. @default 9444 */
+  readonly peerPort?: number;
 }
 
 /**
@@ -68,6 +90,16 @@ export class ShardMembership {
   /** Lease writes (renew, release) one at a time, so a renew in flight cannot re-create a Lease just released. */
   #serial: Promise<unknown> = Promise.resolve();
   #wake: AbortController = new AbortController();
+  /** Woken when the proof's caches changed (a pod, a ReplicaSet), without renewing early. */
+  #proofWake: AbortController = new AbortController();
+  /** Verdicts per Lease object, for one generation of the proof's caches. */
+  #verdicts = new WeakMap<ShardLease, { readonly gen: number; readonly verdict: Verdict }>();
+  #gen = 0;
+  /** `<lease name>\n<reason>` already reported. */
+  readonly #reported = new Set<string>();
+  #rejectedNow = '';
+  /** The last self-proof detail reported; '' when proven. */
+  #selfReported: string | undefined;
 
   constructor(options: ShardMembershipOptions) {
     this.#o = options;
@@ -83,6 +115,13 @@ export class ShardMembership {
       project: projectLease,
       onEvent: () => this.#recompute(),
     });
+    if (options.proof !== undefined) {
+      options.proof.onChange = () => {
+        this.#gen++;
+        this.#recompute();
+        this.#proofWake.abort();
+      };
+    }
   }
 
   /** Live members as last computed; undefined before this replica joined. */
@@ -108,7 +147,27 @@ export class ShardMembership {
   peerLeases(): ShardLease[] {
     const now = this.#o.clock.now();
     const own = leaseName(this.#o.identity);
-    return [...this.#reflector.store.values()].filter((l) => l.name !== own && l.holder !== this.#o.identity && isLive(l, now));
+    return [...this.#reflector.store.values()].filter((l) => l.name !== own && l.holder !== this.#o.identity && this.#accepted(l, now));
+  }
+
+  /**
+   * The other live members, proven (ADR 0036): where to reach them comes
+   * from their pods, never from their Leases. Without a proof, the members
+   * whose Leases declare a pod. Still known while standing down.
+   */
+  peers(): Member[] {
+    const now = this.#o.clock.now();
+    return this.peerLeases().flatMap((l) => this.#memberOf(l, now) ?? []);
+  }
+
+  /** The live member (itself included) whose pod has this name and UID, if any: who may speak for the fleet. */
+  memberByPod(podName: string, podUid: string): Member | undefined {
+    const now = this.#o.clock.now();
+    for (const l of this.#leases()) {
+      const m = this.#memberOf(l, now);
+      if (m !== undefined && m.podName === podName && m.podUid === podUid) return m;
+    }
+    return undefined;
   }
 
   get standingDown(): boolean {
@@ -155,7 +214,8 @@ export class ShardMembership {
     const { clock } = this.#o;
     this.#host = host;
     const watching = this.#reflector.run(signal);
-    while (!signal.aborted && !(host.ready && this.#reflector.synced)) await clock.sleepUntil(clock.now() + 100, signal).catch(() => undefined);
+    const proving = this.#o.proof?.run(signal);
+    while (!signal.aborted && !this.#synced(host)) await clock.sleepUntil(clock.now() + 100, signal).catch(() => undefined);
     const renewMs = this.#o.renewIntervalMs ?? 5000;
     let renewAt = clock.now();
     while (!signal.aborted) {
@@ -163,23 +223,74 @@ export class ShardMembership {
         this.#wake = new AbortController();
         renewAt = clock.now();
       }
-      if (clock.now() >= renewAt && !this.#standingDown) {
+      if (this.#proofWake.signal.aborted) this.#proofWake = new AbortController();
+      // A replica that cannot prove itself writes no Lease (its peers would reject it) and lets the one it has expire.
+      const idle = this.#standingDown || !this.#selfProven();
+      if (clock.now() >= renewAt && !idle) {
         const ok = await this.#renew(signal);
         renewAt = clock.now() + (ok ? renewMs : Math.min(renewMs, 1000));
       }
       this.#recompute();
-      // Standing down there is no renew to wait for (renewAt is past): wake on expiry, rejoin() or a renew interval.
-      const wakeAt = Math.min(this.#standingDown ? clock.now() + renewMs : renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
-      await clock.sleepUntil(wakeAt, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
+      // Idle there is no renew to wait for (renewAt is past): wake on expiry, rejoin(), a proof change or a renew interval.
+      const wakeAt = Math.min(idle ? clock.now() + renewMs : renewAt, nextExpiry(this.#leases(), clock.now()) + 1);
+      await clock.sleepUntil(wakeAt, AbortSignal.any([signal, this.#wake.signal, ...(idle ? [this.#proofWake.signal] : [])])).catch(() => undefined);
     }
     await this.#release(releaseTimeoutMs);
     await watching;
+    await proving;
+  }
+
+  /** The controller's caches, the Lease watch and the pod watch of the proof have synced. */
+  #synced(host: ShardHost): boolean {
+    return host.ready && this.#reflector.synced && (this.#o.proof?.synced ?? true);
+  }
+
+  /** May this replica write its Lease? Always without a proof; with one, when its own pod passes it (reported on change). */
+  #selfProven(): boolean {
+    const proof = this.#o.proof;
+    if (proof === undefined) return true;
+    const v = proof.proveSelf(this.#o.clock.now(), this.#o.identity);
+    if (v.kind === 'pending') return false; // its ReplicaSet is being read: not yet a verdict to report
+    const detail = v.kind === 'member' ? '' : `${v.reason}: ${v.detail}`;
+    if (detail !== this.#selfReported) {
+      this.#selfReported = detail;
+      this.#o.observe?.(detail === '' ? { type: 'self-proven' } : { type: 'self-unproven', detail });
+    }
+    return v.kind === 'member';
+  }
+
+  #claimAnnotation(): Record<string, string> {
+    const claim = this.#o.proof?.claim() ?? (this.#o.claim === undefined ? undefined : encodeClaim(this.#o.claim));
+    return claim === undefined ? {} : { [memberAnnotation]: claim };
+  }
+
+  #verdict(l: ShardLease, now: number): Verdict {
+    const proof = this.#o.proof;
+    if (proof === undefined) {
+      const m = declaredMember(l, this.#o.peerPort ?? 9444);
+      return m === undefined ? { kind: 'member', member: { identity: l.holder, podName: l.holder, podUid: '', nodeName: '', podIP: '', peerAddress: '' } } : { kind: 'member', member: m };
+    }
+    const cached = this.#verdicts.get(l);
+    if (cached !== undefined && cached.gen === this.#gen) return cached.verdict;
+    const verdict = proof.prove(l, now);
+    this.#verdicts.set(l, { gen: this.#gen, verdict });
+    return verdict;
+  }
+
+  /** Live and a member. */
+  #accepted(l: ShardLease, now: number): boolean {
+    return isLive(l, now) && this.#verdict(l, now).kind === 'member';
+  }
+
+  #memberOf(l: ShardLease, now: number): Member | undefined {
+    const v = this.#verdict(l, now);
+    return v.kind === 'member' && v.member.peerAddress !== '' ? v.member : undefined;
   }
 
   async #renew(signal: AbortSignal): Promise<boolean> {
     try {
       await this.#serialized(async () => {
-        if (!this.#standingDown) await this.#writer.renew(this.#host?.localCounts() ?? new Map(), signal, this.#host?.annotations?.() ?? {});
+        if (!this.#standingDown) await this.#writer.renew(this.#host?.localCounts() ?? new Map(), signal, { ...this.#host?.annotations?.(), ...this.#claimAnnotation() });
       });
       return true;
     } catch (err: unknown) {
@@ -220,12 +331,42 @@ export class ShardMembership {
     return next;
   }
 
-  /** The store with this replica's own Lease as last written (the watch may lag behind it). */
+  /** The proven live Leases, with this replica's own as last written (the watch may lag behind it). */
   #leases(): ShardLease[] {
+    const now = this.#o.clock.now();
+    return this.#all().filter((l) => this.#accepted(l, now));
+  }
+
+  #all(): ShardLease[] {
     const own = this.#writer.current;
     const name = leaseName(this.#o.identity);
     const others = [...this.#reflector.store.values()].filter((l) => l.name !== name);
     return own === undefined ? others : [...others, own];
+  }
+
+  /** Reports each live Lease rejected for a reason not reported before, and the count by reason when it changed. */
+  #reportRejections(now: number): void {
+    if (this.#o.proof === undefined) return;
+    const byReason = new Map<RejectionReason, number>(rejectionReasons.map((r) => [r, 0]));
+    const names = new Set<string>();
+    for (const l of this.#reflector.store.values()) {
+      names.add(l.name);
+      if (!isLive(l, now)) continue;
+      const v = this.#verdict(l, now);
+      if (v.kind !== 'rejected') continue;
+      byReason.set(v.reason, (byReason.get(v.reason) ?? 0) + 1);
+      const key = `${l.name}\n${v.reason}`;
+      if (this.#reported.has(key)) continue;
+      this.#reported.add(key);
+      this.#o.observe?.({ type: 'lease-rejected', lease: { name: l.name, uid: l.uid ?? '', holder: l.holder }, reason: v.reason, detail: v.detail });
+    }
+    // Forget Leases that are gone, so the set stays bounded by the namespace's Leases.
+    for (const key of this.#reported) if (!names.has(key.slice(0, key.indexOf('\n')))) this.#reported.delete(key);
+    const text = [...byReason].map(([r, n]) => `${r}=${n}`).join(',');
+    if (text !== this.#rejectedNow) {
+      this.#rejectedNow = text;
+      this.#o.observe?.({ type: 'rejected-now', byReason });
+    }
   }
 
   /** Pods no live member owns (all of them while there is none; should be 0). */
@@ -248,10 +389,12 @@ export class ShardMembership {
 
   #recompute(): void {
     const own = this.#writer.current;
-    if (this.#host === undefined || (own === undefined && !this.#standingDown)) return;
+    if (this.#host === undefined) return;
     const now = this.#o.clock.now();
-    // Standing down, or its own Lease expired: it owns nothing.
-    const members = !this.#standingDown && own !== undefined && isLive(own, now) ? liveMembers(this.#leases(), now) : [];
+    this.#reportRejections(now);
+    if (own === undefined && !this.#standingDown) return;
+    // Standing down, or its own Lease expired or no longer proven: it owns nothing.
+    const members = !this.#standingDown && own !== undefined && this.#accepted(own, now) ? liveMembers(this.#leases(), now) : [];
     const before = this.#members;
     if (before !== undefined && before.join('\n') === members.join('\n')) return;
     this.#members = members;

@@ -1,13 +1,24 @@
-import type { Logger, Metrics } from '../observability/index.ts';
+import type { EventRecorder, InvolvedObject, Logger, Metrics } from '../observability/index.ts';
 import type { ShardEvent } from './membership.ts';
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-/** Subscribes logs and metrics to membership news: one log line per membership change. */
-export function shardReporter(sinks: { readonly log: Logger; readonly metrics: Metrics }): (e: ShardEvent) => void {
+/**
+ * Subscribes logs, metrics and Events to membership news: one log line per
+ * membership change; a rejected Lease (ADR 0036) once per Lease and reason
+ * in the log, the metric and a Warning Event on the Lease; this replica's own
+ * proof failing in the log (error) and on its Pod.
+ */
+export function shardReporter(sinks: { readonly log: Logger; readonly metrics: Metrics; readonly events?: EventRecorder; readonly namespace?: string; readonly pod?: InvolvedObject }): (e: ShardEvent) => void {
   const { log, metrics } = sinks;
   return (e) => {
     switch (e.type) {
+      case 'lease-rejected':
+      case 'rejected-now':
+      case 'self-unproven':
+      case 'self-proven':
+        reportProof(sinks, e);
+        return;
       case 'membership': {
         const before = new Set(e.previous ?? []);
         const after = new Set(e.members);
@@ -37,4 +48,32 @@ export function shardReporter(sinks: { readonly log: Logger; readonly metrics: M
         return;
     }
   };
+}
+
+/** The membership proof's news (ADR 0036). */
+function reportProof(sinks: { readonly log: Logger; readonly metrics: Metrics; readonly events?: EventRecorder; readonly namespace?: string; readonly pod?: InvolvedObject }, e: ShardEvent): void {
+  const { log, metrics } = sinks;
+  switch (e.type) {
+    case 'lease-rejected':
+      metrics.peer.recordLeaseRejected(e.reason);
+      log.warn('shard Lease rejected: not a member', { lease: e.lease.name, holder: e.lease.holder, reason: e.reason, detail: e.detail });
+      if (sinks.namespace !== undefined) {
+        sinks.events?.record({ kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', namespace: sinks.namespace, name: e.lease.name, uid: e.lease.uid }, 'Warning', 'ShardLeaseRejected',
+          `not a member of the outprobe shard (${e.reason}): ${e.detail}; it owns no pods and is never asked anything`);
+      }
+      break;
+    case 'rejected-now':
+      metrics.peer.setLeasesRejected(e.byReason);
+      break;
+    case 'self-unproven':
+      metrics.peer.setSelfProven(false);
+      log.error('this replica cannot prove its shard membership: it writes no shard Lease and owns no pods', { detail: e.detail });
+      if (sinks.pod !== undefined) sinks.events?.record(sinks.pod, 'Warning', 'MembershipUnproven', `this replica cannot prove its shard membership and probes nothing: ${e.detail}`);
+      break;
+    case 'self-proven':
+      metrics.peer.setSelfProven(true);
+      log.info('this replica\'s own pod proves its shard membership');
+      break;
+    default:
+  }
 }

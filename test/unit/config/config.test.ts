@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig, peerAddress } from '../../../src/config/index.ts';
 
+/** The downward API as the chart sets it (ADR 0036: sharding proves membership against the replica's own pod). */
+const inPod = { POD_NAME: 'outprobe-0', POD_NAMESPACE: 'outprobe', POD_UID: 'uid-0', NODE_NAME: 'node-a', POD_IP: '10.1.2.3' };
+const load = (argv: readonly string[], env: NodeJS.ProcessEnv): ReturnType<typeof loadConfig> => loadConfig(argv, { ...inPod, ...env });
+
 describe('loadConfig', () => {
   it('self-partition detection: on by default, advertises $POD_IP, thresholds from flags', () => {
-    const d = loadConfig([], { POD_IP: '10.1.2.3' });
+    const d = load([], { POD_IP: '10.1.2.3' });
     assert.ok(d.ok);
     assert.equal(d.config.selfCheck, true);
     assert.equal(d.config.advertiseAddress, '10.1.2.3');
@@ -12,32 +16,32 @@ describe('loadConfig', () => {
       [d.config.peerCheckIntervalMs, d.config.peerCheckTimeoutMs, d.config.impairedUnreachableAfterMs, d.config.impairedFailingShare, d.config.impairedFailingMargin, d.config.impairedMinTargets, d.config.impairedRecoverAfterMs],
       [1000, 500, 3000, 0.5, 0.3, 10, 10_000],
     );
-    const none = loadConfig([], {});
+    const none = loadConfig(['--membership-proof', 'none'], {});
     assert.ok(none.ok);
     assert.equal(none.config.advertiseAddress, undefined);
-    const set = loadConfig(['--advertise-address', 'fd00::5', '--self-partition-detection', 'false', '--impaired-unreachable-after', '5', '--impaired-recover-after', '2.5'], { POD_IP: '10.1.2.3' });
+    const set = load(['--advertise-address', 'fd00::5', '--self-partition-detection', 'false', '--impaired-unreachable-after', '5', '--impaired-recover-after', '2.5'], { POD_IP: '10.1.2.3' });
     assert.ok(set.ok);
     assert.equal(set.config.advertiseAddress, 'fd00::5');
     assert.equal(set.config.selfCheck, false);
     assert.equal(set.config.impairedUnreachableAfterMs, 5000);
     assert.equal(set.config.impairedRecoverAfterMs, 2500);
-    const bad = loadConfig(['--impaired-failing-share', '1.5'], {});
+    const bad = load(['--impaired-failing-share', '1.5'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /impairedFailingShare/);
   });
 
   it('second opinion: on by default, allowed users default to none listed (the replica\'s own name), set by flag or env', () => {
-    const d = loadConfig([], {});
+    const d = load([], {});
     assert.ok(d.ok);
     assert.equal(d.config.secondOpinion, true);
     assert.deepEqual(d.config.secondOpinionAllowedUsers, []);
-    const set = loadConfig(['--second-opinion', 'false', '--second-opinion-allowed-users', 'system:serviceaccount:a:b, system:serviceaccount:a:c,'], {});
+    const set = load(['--second-opinion', 'false', '--second-opinion-allowed-users', 'system:serviceaccount:a:b, system:serviceaccount:a:c,'], {});
     assert.ok(set.ok);
     assert.equal(set.config.secondOpinion, false);
     assert.deepEqual(set.config.secondOpinionAllowedUsers, ['system:serviceaccount:a:b', 'system:serviceaccount:a:c']);
-    const env = loadConfig([], { OUTPROBE_SECOND_OPINION: 'false' });
+    const env = load([], { OUTPROBE_SECOND_OPINION: 'false' });
     assert.ok(env.ok && !env.config.secondOpinion);
-    assert.ok(!loadConfig(['--second-opinion', 'maybe'], {}).ok);
+    assert.ok(!load(['--second-opinion', 'maybe'], {}).ok);
   });
 
   it('peerAddress: the listener\'s port unless one is given; IPv6 bracketed', () => {
@@ -49,31 +53,31 @@ describe('loadConfig', () => {
   });
 
   it('Events have their own budget: --event-qps 50 and --event-burst 100 by default, set by flag or environment', () => {
-    const d = loadConfig([], {});
+    const d = load([], {});
     assert.ok(d.ok);
     assert.deepEqual([d.config.eventQps, d.config.eventBurst], [50, 100]);
-    const set = loadConfig(['--event-qps', '2.5'], { OUTPROBE_EVENT_BURST: '7' });
+    const set = load(['--event-qps', '2.5'], { OUTPROBE_EVENT_BURST: '7' });
     assert.ok(set.ok);
     assert.deepEqual([set.config.eventQps, set.config.eventBurst], [2.5, 7]);
-    const bad = loadConfig(['--event-qps', '0'], {});
+    const bad = load(['--event-qps', '0'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /eventQps/);
   });
 
   it('gate writes have their own path: --gate-write-max-inflight 64 and --gate-write-qps 1000 by default, set by flag or environment', () => {
-    const d = loadConfig([], {});
+    const d = load([], {});
     assert.ok(d.ok);
     assert.deepEqual([d.config.gateWriteMaxInflight, d.config.gateWriteQps], [64, 1000]);
-    const set = loadConfig(['--gate-write-max-inflight', '16'], { OUTPROBE_GATE_WRITE_QPS: '200' });
+    const set = load(['--gate-write-max-inflight', '16'], { OUTPROBE_GATE_WRITE_QPS: '200' });
     assert.ok(set.ok);
     assert.deepEqual([set.config.gateWriteMaxInflight, set.config.gateWriteQps], [16, 200]);
-    const bad = loadConfig(['--gate-write-max-inflight', '0'], {});
+    const bad = load(['--gate-write-max-inflight', '0'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /gateWriteMaxInflight/);
   });
 
   it('applies defaults', () => {
-    const r = loadConfig([], { POD_NAME: 'outprobe-0' });
+    const r = load([], { POD_NAME: 'outprobe-0' });
     assert.ok(r.ok);
     assert.equal(r.config.identity, 'outprobe-0');
     assert.equal(r.config.metricsPort, 8080);
@@ -88,47 +92,47 @@ describe('loadConfig', () => {
   });
 
   it('--shutdown-timeout [OUTPROBE_SHUTDOWN_TIMEOUT] bounds a stop, in seconds, 1 to 3600', () => {
-    const fromFlag = loadConfig(['--shutdown-timeout', '7.5'], { OUTPROBE_SHUTDOWN_TIMEOUT: '9' });
+    const fromFlag = load(['--shutdown-timeout', '7.5'], { OUTPROBE_SHUTDOWN_TIMEOUT: '9' });
     assert.ok(fromFlag.ok);
     assert.equal(fromFlag.config.shutdownTimeoutMs, 7500);
-    const fromEnv = loadConfig([], { OUTPROBE_SHUTDOWN_TIMEOUT: '9' });
+    const fromEnv = load([], { OUTPROBE_SHUTDOWN_TIMEOUT: '9' });
     assert.ok(fromEnv.ok);
     assert.equal(fromEnv.config.shutdownTimeoutMs, 9000);
     for (const bad of ['0', 'later', '3601']) {
-      const r = loadConfig([`--shutdown-timeout=${bad}`], {});
+      const r = load([`--shutdown-timeout=${bad}`], {});
       assert.ok(!r.ok, bad);
       assert.match(r.message, /shutdownTimeoutMs/);
     }
   });
 
   it('--stall-bound [OUTPROBE_STALL_BOUND] sets the stall guard\'s bound in seconds; 0 turns it off', () => {
-    const fromFlag = loadConfig(['--stall-bound', '1.25'], { OUTPROBE_STALL_BOUND: '2' });
+    const fromFlag = load(['--stall-bound', '1.25'], { OUTPROBE_STALL_BOUND: '2' });
     assert.ok(fromFlag.ok);
     assert.equal(fromFlag.config.stallBoundMs, 1250);
-    const fromEnv = loadConfig([], { OUTPROBE_STALL_BOUND: '0' });
+    const fromEnv = load([], { OUTPROBE_STALL_BOUND: '0' });
     assert.ok(fromEnv.ok);
     assert.equal(fromEnv.config.stallBoundMs, 0);
     for (const bad of ['-1', 'soon', '61']) {
-      const r = loadConfig([`--stall-bound=${bad}`], {});
+      const r = load([`--stall-bound=${bad}`], {});
       assert.ok(!r.ok, bad);
       assert.match(r.message, /stallBoundMs/);
     }
   });
 
   it('--max-probe-timeout [OUTPROBE_MAX_PROBE_TIMEOUT] sets the longest probe timeout, at least 1 s', () => {
-    const fromFlag = loadConfig(['--max-probe-timeout', '10'], { OUTPROBE_MAX_PROBE_TIMEOUT: '20' });
+    const fromFlag = load(['--max-probe-timeout', '10'], { OUTPROBE_MAX_PROBE_TIMEOUT: '20' });
     assert.ok(fromFlag.ok);
     assert.equal(fromFlag.config.maxProbeTimeoutSeconds, 10);
-    const fromEnv = loadConfig([], { OUTPROBE_MAX_PROBE_TIMEOUT: '20' });
+    const fromEnv = load([], { OUTPROBE_MAX_PROBE_TIMEOUT: '20' });
     assert.ok(fromEnv.ok);
     assert.equal(fromEnv.config.maxProbeTimeoutSeconds, 20);
-    const bad = loadConfig(['--max-probe-timeout', '0'], {});
+    const bad = load(['--max-probe-timeout', '0'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /maxProbeTimeoutSeconds/);
   });
 
   it('flags win over environment variables', () => {
-    const r = loadConfig(['--concurrency', '64', '--enable-exec-probes', '--metrics-addr', '127.0.0.1:0'], { OUTPROBE_CONCURRENCY: '8', OUTPROBE_ALLOWED_PROBE_CIDRS: '127.0.0.0/8, ::1/128' });
+    const r = load(['--concurrency', '64', '--enable-exec-probes', '--metrics-addr', '127.0.0.1:0'], { OUTPROBE_CONCURRENCY: '8', OUTPROBE_ALLOWED_PROBE_CIDRS: '127.0.0.0/8, ::1/128' });
     assert.ok(r.ok);
     assert.equal(r.config.concurrency, 64);
     assert.equal(r.config.execEnabled, true);
@@ -138,88 +142,88 @@ describe('loadConfig', () => {
   });
 
   it('trust limits (issue #10): exec in no namespace, output withheld, 10 remediations a minute, halt ceiling 50, no Delete', () => {
-    const d = loadConfig([], {});
+    const d = load([], {});
     assert.ok(d.ok);
     assert.deepEqual(d.config.execNamespaces, []);
     assert.equal(d.config.publishExecOutput, false);
     assert.equal(d.config.maxRemediationsPerMinute, 10);
     assert.equal(d.config.maxHaltAbovePercentFailing, 50);
     assert.equal(d.config.allowDeleteAction, false);
-    const r = loadConfig(['--exec-namespaces', 'ops, db', '--publish-exec-output', '--max-remediations-per-minute', '0', '--max-halt-above-percent-failing', '100', '--allow-delete-action'], {});
+    const r = load(['--exec-namespaces', 'ops, db', '--publish-exec-output', '--max-remediations-per-minute', '0', '--max-halt-above-percent-failing', '100', '--allow-delete-action'], {});
     assert.ok(r.ok, r.ok ? '' : r.message);
     assert.deepEqual(r.config.execNamespaces, ['ops', 'db']);
     assert.equal(r.config.publishExecOutput, true);
     assert.equal(r.config.maxRemediationsPerMinute, 0);
     assert.equal(r.config.maxHaltAbovePercentFailing, 100);
     assert.equal(r.config.allowDeleteAction, true);
-    const all = loadConfig([], { OUTPROBE_EXEC_NAMESPACES: '*', OUTPROBE_ALLOW_DELETE_ACTION: 'true' });
+    const all = load([], { OUTPROBE_EXEC_NAMESPACES: '*', OUTPROBE_ALLOW_DELETE_ACTION: 'true' });
     assert.ok(all.ok);
     assert.equal(all.config.execNamespaces, '*');
     assert.equal(all.config.allowDeleteAction, true);
-    const bad = loadConfig(['--exec-namespaces', 'ops,*', '--max-halt-above-percent-failing', '101'], {});
+    const bad = load(['--exec-namespaces', 'ops,*', '--max-halt-above-percent-failing', '101'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /execNamespaces/);
     assert.match(bad.message, /maxHaltAbovePercentFailing/);
   });
 
   it('rejects bad values with a message naming the setting', () => {
-    const r = loadConfig(['--concurrency', '0', '--log-level', 'loud'], {});
+    const r = load(['--concurrency', '0', '--log-level', 'loud'], {});
     assert.ok(!r.ok);
     assert.match(r.message, /concurrency/);
     assert.match(r.message, /logLevel/);
   });
 
   it('rejects unknown flags and offers --help', () => {
-    const bad = loadConfig(['--frobnicate'], {});
+    const bad = load(['--frobnicate'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /frobnicate/);
-    const help = loadConfig(['--help'], {});
+    const help = load(['--help'], {});
     assert.ok(!help.ok && help.help);
     assert.match(help.message, /--enable-exec-probes/);
   });
 
   it('--metrics-auth: kubernetes by default on 0.0.0.0; none binds loopback unless an address is given', () => {
-    const def = loadConfig([], {});
+    const def = load([], {});
     assert.ok(def.ok);
     assert.equal(def.config.metricsAuth, 'kubernetes');
     assert.equal(def.config.metricsHost, '0.0.0.0');
-    const none = loadConfig(['--metrics-auth=none'], {});
+    const none = load(['--metrics-auth=none'], {});
     assert.ok(none.ok);
     assert.equal(none.config.metricsAuth, 'none');
     assert.equal(none.config.metricsHost, '127.0.0.1');
     assert.equal(none.config.metricsPort, 8080);
-    const open = loadConfig(['--metrics-addr', '0.0.0.0:9090'], { OUTPROBE_METRICS_AUTH: 'none' });
+    const open = load(['--metrics-addr', '0.0.0.0:9090'], { OUTPROBE_METRICS_AUTH: 'none' });
     assert.ok(open.ok);
     assert.equal(open.config.metricsAuth, 'none');
     assert.equal(open.config.metricsHost, '0.0.0.0');
-    const bad = loadConfig(['--metrics-auth', 'basic'], {});
+    const bad = load(['--metrics-auth', 'basic'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /metricsAuth/);
-    const help = loadConfig(['--help'], {});
+    const help = load(['--help'], {});
     assert.ok(!help.ok && help.help);
     assert.match(help.message, /--metrics-auth/);
   });
 
   it('--namespace takes a comma-separated list; unset means all namespaces', () => {
-    const list = loadConfig(['--namespace', 'shop, web,shop'], {});
+    const list = load(['--namespace', 'shop, web,shop'], {});
     assert.ok(list.ok);
     assert.deepEqual(list.config.namespaces, ['shop', 'web']);
-    const env = loadConfig([], { OUTPROBE_NAMESPACE: 'one' });
+    const env = load([], { OUTPROBE_NAMESPACE: 'one' });
     assert.ok(env.ok);
     assert.deepEqual(env.config.namespaces, ['one']);
-    const all = loadConfig([], {});
+    const all = load([], {});
     assert.ok(all.ok);
     assert.deepEqual(all.config.namespaces, []);
-    const bad = loadConfig(['--namespace', 'shop,Not_A_Namespace'], {});
+    const bad = load(['--namespace', 'shop,Not_A_Namespace'], {});
     assert.ok(!bad.ok);
     assert.match(bad.message, /namespaces\.1: must be a namespace name/);
   });
 
   it('the injection webhook is off unless --webhook-addr names a listener (the chart sets 0.0.0.0:9443)', () => {
-    const d = loadConfig([], {});
+    const d = load([], {});
     assert.ok(d.ok);
     assert.equal(d.config.webhook, undefined);
-    const on = loadConfig(['--webhook-addr', '0.0.0.0:9443'], {});
+    const on = load(['--webhook-addr', '0.0.0.0:9443'], {});
     assert.ok(on.ok);
     assert.deepEqual(on.config.webhook, { host: '0.0.0.0', port: 9443 });
     assert.equal(d.config.webhookSecret, 'outprobe-webhook-tls');
@@ -227,16 +231,16 @@ describe('loadConfig', () => {
     assert.equal(d.config.webhookConfiguration, undefined);
     assert.equal(d.config.webhookCertDir, undefined);
     for (const off of ['', 'off']) {
-      const r = loadConfig(['--webhook-addr', off], {});
+      const r = load(['--webhook-addr', off], {});
       assert.ok(r.ok);
       assert.equal(r.config.webhook, undefined);
     }
-    const set = loadConfig(['--webhook-addr', '[::1]:0', '--webhook-configuration', 'outprobe', '--webhook-cert-dir', '/certs'], { OUTPROBE_WEBHOOK_SECRET: 'tls' });
+    const set = load(['--webhook-addr', '[::1]:0', '--webhook-configuration', 'outprobe', '--webhook-cert-dir', '/certs'], { OUTPROBE_WEBHOOK_SECRET: 'tls' });
     assert.ok(set.ok);
     assert.deepEqual(set.config.webhook, { host: '::1', port: 0 });
     assert.equal(set.config.webhookConfiguration, 'outprobe');
     assert.equal(set.config.webhookCertDir, '/certs');
     assert.equal(set.config.webhookSecret, 'tls');
-    assert.ok(!loadConfig(['--webhook-secret', 'Bad Name'], {}).ok);
+    assert.ok(!load(['--webhook-secret', 'Bad Name'], {}).ok);
   });
 });

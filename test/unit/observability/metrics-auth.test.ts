@@ -145,15 +145,29 @@ describe('/metrics with kube-rbac-proxy style authentication', () => {
     assert.equal(reviews.length, 6, 'asked again once the answer expired');
   });
 
-  it('remembers a bounded number of tokens, dropping the oldest', async () => {
-    for (const token of ['reader-token', 'other-token', 'made-up']) await (await scrape(bearer(token))).text();
-    assert.equal(auth.size, 2);
+  it('remembers a bounded number of refused tokens apart from the allowed ones: refusals never push an allowed token out', async () => {
+    for (const token of ['reader-token', 'other-token', 'made-up', 'made-up-2']) await (await scrape(bearer(token))).text();
+    assert.equal(auth.size, 3, 'one allowed, the two newest refusals');
     reviews.length = 0;
-    await (await scrape(bearer('made-up'))).text();
-    await (await scrape(bearer('other-token'))).text();
-    assert.equal(reviews.length, 0, 'the two newest answers are kept');
     assert.equal((await scrape(bearer('reader-token'))).status, 200);
-    assert.equal(reviews.length, 2, 'the oldest was dropped and is asked again');
+    await (await scrape(bearer('made-up-2'))).text();
+    assert.equal(reviews.length, 0, 'the allowed token and the newest refusal are kept');
+    assert.equal((await scrape(bearer('other-token'))).status, 403);
+    assert.equal(reviews.filter((r) => r.path.endsWith('tokenreviews')).length, 1, 'the oldest refusal was dropped and is asked again');
+  });
+
+  it('a flood of made-up tokens is shed (429) while an allowed scraper is served from the cache, never refused', async () => {
+    assert.equal((await scrape(bearer('reader-token'))).status, 200);
+    state.holdMs = 300; // every review of a new token is slow: the stranger pool stays full
+    reviews.length = 0;
+    const flood = Array.from({ length: 40 }, (_, i) => scrape(bearer(`random-${i}`)));
+    const scrapes = Array.from({ length: 10 }, () => scrape(bearer('reader-token')));
+    const [f, ok] = await Promise.all([Promise.all(flood), Promise.all(scrapes)]);
+    await Promise.all([...f, ...ok].map((r) => r.text()));
+    assert.deepEqual(ok.map((r) => r.status), Array(10).fill(200), 'the known scraper is never refused');
+    const shed = f.filter((r) => r.status === 429).length;
+    assert.ok(shed >= 38, `${shed} of 40 strangers shed: only 2 reviews fit in flight`);
+    assert.ok(reviews.length <= 2, `${reviews.length} reviews for the flood`);
   });
 
   it('answers 500 when the review fails, caches nothing, and reports the error without the token', async () => {

@@ -20,7 +20,7 @@ describe('shard leases', () => {
       metadata: { name: 'outprobe-shard-r1', annotations: { 'outprobe.io/counts': '{}', 'outprobe.io/peer': '{"a":"10.0.0.5:8080"}' } },
       spec: { holderIdentity: 'r1', leaseDurationSeconds: 4, renewTime: '2026-11-23T01:02:03.123456Z' },
     });
-    assert.deepEqual(l, { name: 'outprobe-shard-r1', holder: 'r1', renewedAt: t0, durationMs: 4000, counts: '{}', peer: '{"a":"10.0.0.5:8080"}' });
+    assert.deepEqual(l, { name: 'outprobe-shard-r1', uid: '', holder: 'r1', renewedAt: t0, durationMs: 4000, counts: '{}', peer: '{"a":"10.0.0.5:8080"}', member: undefined });
   });
 
   it('a member is live until renewTime + duration; released (no holder) never', () => {

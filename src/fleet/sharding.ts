@@ -1,0 +1,104 @@
+import { hostname } from 'node:os';
+import type { Config } from '../config/index.ts';
+import type { ControllerOptions } from '../controller/index.ts';
+import { systemClock, systemRandom } from '../kernel/index.ts';
+import { KubeClient } from '../kube/index.ts';
+import type { EventRecorder, Logger, Metrics } from '../observability/index.ts';
+import { PodProof, ShardMembership, shardReporter } from '../sharding/index.ts';
+import type { MemberClaim } from '../sharding/index.ts';
+
+export interface Sharding {
+  readonly sharding: ShardMembership;
+  /** Undefined with --membership-proof=none. */
+  readonly proof: PodProof | undefined;
+  readonly leaseClient: KubeClient;
+}
+
+/** The address this replica declares where membership is not proven (`--advertise-address`, else $POD_IP). */
+function declaredClaim(config: Config, peerPort: number): MemberClaim | undefined {
+  const advertise = config.advertiseAddress;
+  if (advertise === undefined) return undefined;
+  const m = /^\[(.*)\]:(\d+)$/.exec(advertise) ?? /^([^:]+):(\d+)$/.exec(advertise);
+  const ip = (m?.[1] ?? advertise).replace(/^\[|\]$/g, '');
+  const port = m === null ? peerPort : Number(m[2]);
+  return { podUid: config.self.podUid ?? 'undeclared', nodeName: config.self.nodeName ?? hostname(), podIP: ip, port };
+}
+
+/**
+ * Membership through Leases (ADR 0004), proven against the replicas' pods
+ * (ADR 0036), on a client of its own (token bucket and connections), as
+ * client-go's leader election is usually given: the burst of gate writes and
+ * Events of a replica that has just gained hundreds of pods must never delay
+ * the renewal that keeps it a member (seen in CI: renewals queued behind
+ * them, every Lease expired, and ownership churned for seconds).
+ * `peerPort`: the bound peer listener's port.
+ */
+export function startSharding(deps: { readonly config: Config; readonly client: KubeClient; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder; readonly peerPort: number }): Sharding {
+  const { config, client, log, metrics } = deps;
+  const leaseClient = new KubeClient({
+    connection: client.connection,
+    clock: systemClock,
+    random: systemRandom,
+    qps: 5,
+    burst: 10,
+    http2: config.kubeApiHttp2,
+    userAgent: `outprobe/${config.identity}/shard`,
+    onRequest: (r) => metrics.recordApiRequest(r),
+  });
+  const namespace = config.leaseNamespace ?? client.connection.namespace;
+  const s = config.self;
+  const proof = config.membershipProof === 'none' || s.podName === undefined || s.podUid === undefined || s.nodeName === undefined || s.podIP === undefined
+    ? undefined
+    : new PodProof({
+        client: leaseClient,
+        clock: systemClock,
+        random: systemRandom,
+        namespace,
+        self: { podName: s.podName, podUid: s.podUid, nodeName: s.nodeName, podIP: s.podIP },
+        ...(config.peerPodSelector === undefined ? {} : { labelSelector: config.peerPodSelector }),
+        leaseDurationMs: config.leaseDurationMs,
+        peerPort: deps.peerPort,
+      });
+  if (proof === undefined) {
+    log.warn('--membership-proof=none: every shard Lease is taken at its word (development only). Anyone who can write a Lease in the namespace can take pods out of probing and receive second-opinion asks', { namespace });
+  }
+  const pod = s.podName === undefined || s.namespace === undefined ? undefined : { kind: 'Pod' as const, apiVersion: 'v1', namespace: s.namespace, name: s.podName, uid: s.podUid ?? '' };
+  const claim = proof === undefined ? declaredClaim(config, deps.peerPort) : undefined;
+  const sharding = new ShardMembership({
+    client: leaseClient,
+    clock: systemClock,
+    random: systemRandom,
+    namespace,
+    identity: config.identity,
+    leaseDurationMs: config.leaseDurationMs,
+    renewIntervalMs: config.leaseRenewIntervalMs,
+    observe: shardReporter({ log, metrics, events: deps.events, namespace, ...(pod === undefined ? {} : { pod }) }),
+    proof,
+    claim,
+    peerPort: deps.peerPort,
+  });
+  return { sharding, proof, leaseClient };
+}
+
+/** The controller's sharding hooks (none without sharding: it probes every pod). */
+export function shardingHooks(sharding: ShardMembership | undefined): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate'> {
+  if (sharding === undefined) return {};
+  return {
+    owns: (pod) => sharding.owns(pod),
+    gainedAt: (pod) => sharding.gainedAt(pod),
+    mayRemediate: (pod) => sharding.mayRemediate(pod),
+    writesStatus: (uid) => sharding.writesStatus(uid),
+    aggregate: (key, local) => sharding.aggregate(key, local),
+  };
+}
+
+/** What the start log line says of the fleet. */
+export function fleetSummary(config: Config, shard: Sharding | undefined, peer: { readonly mode: string; readonly port: number | undefined }): Record<string, unknown> {
+  if (shard === undefined) return { sharding: 'off', secondOpinion: peer.mode };
+  return {
+    sharding: `Leases in ${config.leaseNamespace ?? shard.leaseClient.connection.namespace}`,
+    membershipProof: shard.proof === undefined ? 'none (declared: development only)' : 'pod',
+    secondOpinion: peer.mode,
+    peerPort: peer.port,
+  };
+}
