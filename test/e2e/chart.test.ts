@@ -52,13 +52,18 @@ function find(objs: readonly Obj[], kind: string): Obj {
   assert.ok(o !== undefined, `rendered ${kind}`);
   return o;
 }
-type Container = { args: string[]; securityContext: Record<string, unknown>; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; env: { name: string }[] };
+type Container = {
+  args: string[]; securityContext: Record<string, unknown>; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; env: { name: string }[];
+  ports: { name: string; containerPort: number }[]; volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+};
+/** The downward API as the chart sets it: sharding proves membership against the replica's pod (ADR 0036). */
+const downward = { POD_NAME: 'outprobe-0', POD_NAMESPACE: NS, POD_UID: 'uid-0', NODE_NAME: 'node-0', POD_IP: '10.244.0.5' };
 function named(objs: readonly Obj[], kind: string, name: string): Obj {
   const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
   assert.ok(o !== undefined, `rendered ${kind} ${name}`);
   return o;
 }
-function podSpecOf(dep: Obj): { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; topologySpreadConstraints?: unknown[]; affinity?: unknown } {
+function podSpecOf(dep: Obj): { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; topologySpreadConstraints?: unknown[]; affinity?: unknown; volumes?: { name: string; projected?: unknown }[] } {
   return (dep.spec?.['template'] as { spec: ReturnType<typeof podSpecOf> }).spec;
 }
 /** Polls `fn` until it returns a value; errors (a 429 while a CRD's storage initialises) are retried too. */
@@ -155,10 +160,19 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } });
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
-    // POD_IP: the address peers check (--advertise-address, self-partition detection); POD_UID: the replica's Pod for its Events.
-    assert.deepEqual(c.env.map((e) => e.name), ['POD_NAME', 'POD_NAMESPACE', 'POD_IP', 'POD_UID']);
-    const loaded = loadConfig(c.args, { POD_NAME: 'outprobe-0', POD_NAMESPACE: NS });
+    // The downward API: what the replica declares on its shard Lease, which its peers check against its Pod (ADR 0036).
+    assert.deepEqual(c.env.map((e) => e.name), ['POD_NAME', 'POD_NAMESPACE', 'POD_IP', 'POD_UID', 'NODE_NAME']);
+    const loaded = loadConfig(c.args, downward);
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.message);
+    // The peer channel (ADR 0037): a port of its own, a projected token of the peer audience bound to the pod, read from a file.
+    assert.equal(loaded.config.membershipProof, 'pod');
+    assert.deepEqual([loaded.config.peerHost, loaded.config.peerPort], ['0.0.0.0', 9444]);
+    assert.equal(loaded.config.peerTokenFile, '/var/run/secrets/outprobe.io/peer/token');
+    assert.equal(loaded.config.peerPodSelector, `app.kubernetes.io/name=outprobe,app.kubernetes.io/instance=${RELEASE}`);
+    assert.ok(c.ports.some((p) => p.name === 'peer' && p.containerPort === 9444));
+    const vol = (pod.volumes ?? []).find((v) => v.name === 'peer-token');
+    assert.deepEqual(vol?.projected, { sources: [{ serviceAccountToken: { audience: 'outprobe.io/peer', expirationSeconds: 600, path: 'token' } }] });
+    assert.deepEqual(c.volumeMounts?.find((m) => m.name === 'peer-token'), { name: 'peer-token', mountPath: '/var/run/secrets/outprobe.io/peer', readOnly: true });
     assert.equal(loaded.config.execEnabled, false);
     assert.equal(loaded.config.publishExecOutput, false);
     assert.equal(loaded.config.maxRemediationsPerMinute, 10);
@@ -204,7 +218,13 @@ void describe('charts/outprobe', () => {
       'outprobe.io/probepolicies:get', 'outprobe.io/probepolicies:list', 'outprobe.io/probepolicies:watch']);
     const leaseRole = named(objs, 'Role', `${RELEASE}-leases`);
     assert.equal(leaseRole.metadata.namespace, NS);
-    assert.deepEqual(leaseRole.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }]);
+    // Membership proven against the replicas' pods (ADR 0036): read pods and get ReplicaSets in the release namespace only.
+    assert.deepEqual(leaseRole.rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    ]);
 
     const crd = find(objs, 'CustomResourceDefinition');
     assert.deepEqual(crd.spec, (parse(readFileSync(repoCrd, 'utf8')) as Obj).spec, 'the rendered CRD spec is crds/ verbatim');
@@ -218,7 +238,7 @@ void describe('charts/outprobe', () => {
     assert.equal(dep.spec?.['replicas'], 3);
     const c = podSpecOf(dep).containers[0];
     assert.ok(c !== undefined);
-    const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
+    const loaded = loadConfig(c.args, downward);
     assert.ok(loaded.ok && loaded.config.execEnabled && loaded.config.namespaces.join() === 'shop', loaded.ok ? '' : loaded.message);
     assert.deepEqual(loaded.config.execNamespaces, ['shop']);
     assert.ok(loaded.config.publishExecOutput && loaded.config.allowDeleteAction);
@@ -277,15 +297,19 @@ void describe('charts/outprobe', () => {
     const openArgs = podSpecOf(find(open, 'Deployment')).containers[0]?.args ?? [];
     assert.ok(openArgs.includes('--metrics-auth=none') && openArgs.includes('--metrics-addr=0.0.0.0:8080'), openArgs.join(' '));
     assert.equal((find(open, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0]?.['bearerTokenFile'], undefined);
-    // The NetworkPolicy: ingress only on the metrics port, from anywhere, and from the other replicas
-    // (their peer checks, kept whatever metricsFrom says); egress not restricted.
+    // The NetworkPolicy: the metrics port from anywhere; the peer port (ADR 0037) only from the replicas
+    // (kept whatever metricsFrom says), no other rule naming it; egress not restricted.
     const selector = { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } };
     const np = find(objs, 'NetworkPolicy');
     assert.deepEqual(np.spec, {
       podSelector: selector,
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }] }, { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ podSelector: selector }] }, { ports: [{ port: 9443, protocol: 'TCP' }] }],
+      ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }] }, { ports: [{ port: 9444, protocol: 'TCP' }], from: [{ podSelector: selector }] }, { ports: [{ port: 9443, protocol: 'TCP' }] }],
     });
+    const peerRules = (np.spec['ingress'] as { ports: { port: number }[]; from?: unknown[] }[]).filter((r) => r.ports.some((p) => p.port === 9444));
+    assert.deepEqual(peerRules, [{ ports: [{ port: 9444, protocol: 'TCP' }], from: [{ podSelector: selector }] }], 'the peer port is admitted from the replicas only');
+    const moved = find(template('--set', 'peer.port=7000'), 'NetworkPolicy').spec?.['ingress'] as { ports: { port: number }[]; from?: unknown[] }[];
+    assert.deepEqual(moved[1], { ports: [{ port: 7000, protocol: 'TCP' }], from: [{ podSelector: selector }] });
     assert.equal(template('--set', 'networkPolicy.enabled=false').some((o) => o.kind === 'NetworkPolicy'), false);
     const r = run(helm, ['template', RELEASE, chart, '--set', 'networkPolicy.egress.enabled=true']);
     assert.notEqual(r.status, 0, 'egress restriction without rules is refused');
@@ -296,7 +320,7 @@ void describe('charts/outprobe', () => {
     const objs = template('-f', path.join(chart, 'ci', 'namespaces-values.yaml'));
     const c = podSpecOf(find(objs, 'Deployment')).containers[0];
     assert.ok(c !== undefined);
-    const loaded = loadConfig(c.args, { POD_NAME: 'p', POD_NAMESPACE: NS });
+    const loaded = loadConfig(c.args, downward);
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.message);
     assert.deepEqual(loaded.config.namespaces, ['shop', 'web']);
     assert.equal(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding') && o.metadata.name === RELEASE), false);
@@ -312,7 +336,7 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(np['policyTypes'], ['Ingress', 'Egress']);
     assert.deepEqual(np['ingress'], [
       { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
-      { ports: [{ port: 8080, protocol: 'TCP' }], from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } } }] },
+      { ports: [{ port: 9444, protocol: 'TCP' }], from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } } }] },
       { ports: [{ port: 9443, protocol: 'TCP' }] },
     ]);
     assert.equal((np['egress'] as unknown[]).length, 2);

@@ -71,6 +71,9 @@ app.kubernetes.io/part-of: outprobe
 - --lease-namespace={{ .Release.Namespace }}
 - --lease-duration={{ $c.leaseDurationSeconds }}
 - --lease-renew-interval={{ $c.leaseRenewIntervalSeconds }}
+- --peer-addr=0.0.0.0:{{ .Values.peer.port }}
+- --peer-token-file=/var/run/secrets/outprobe.io/peer/token
+- --peer-pod-selector=app.kubernetes.io/name={{ include "outprobe.name" . }},app.kubernetes.io/instance={{ .Release.Name }}
 {{- with include "outprobe.watchNamespaces" . }}
 - --namespace={{ . }}
 {{- end }}

@@ -44,6 +44,37 @@ describe('loadConfig', () => {
     assert.ok(!load(['--second-opinion', 'maybe'], {}).ok);
   });
 
+  it('membership proof (ADR 0036): pod by default, needing the downward API and the pod\'s name as identity; none refused in a pod', () => {
+    const d = load([], {});
+    assert.ok(d.ok, d.ok ? '' : d.message);
+    assert.equal(d.config.membershipProof, 'pod');
+    assert.deepEqual(d.config.self, { podName: 'outprobe-0', namespace: 'outprobe', podUid: 'uid-0', nodeName: 'node-a', podIP: '10.1.2.3' });
+    assert.equal(d.config.identity, 'outprobe-0');
+    const outside = loadConfig([], {});
+    assert.ok(!outside.ok);
+    assert.match(outside.message, /needs \$POD_NAME, \$POD_NAMESPACE, \$POD_UID, \$NODE_NAME, \$POD_IP from the downward API; outside a cluster run --sharding=false, or --membership-proof=none/);
+    assert.ok(loadConfig(['--sharding', 'false'], {}).ok, 'no sharding, nothing to prove');
+    const noNode = loadConfig([], { ...inPod, NODE_NAME: '' });
+    assert.ok(!noNode.ok && /\$NODE_NAME/.test(noNode.message));
+    const renamed = load(['--identity', 'someone-else'], {});
+    assert.ok(!renamed.ok && /the identity is the pod's name/.test(renamed.message));
+    const dev = loadConfig(['--membership-proof', 'none'], {});
+    assert.ok(dev.ok && dev.config.membershipProof === 'none');
+    const inAPod = load(['--membership-proof', 'none'], {});
+    assert.ok(!inAPod.ok);
+    assert.match(inAPod.message, /refused when \$POD_NAME is set/);
+  });
+
+  it('peer channel (ADR 0037): --peer-addr 0.0.0.0:9444, no token file unless given, a 30 s bound on an unavailable second opinion (0: none)', () => {
+    const d = load([], {});
+    assert.ok(d.ok);
+    assert.deepEqual([d.config.peerHost, d.config.peerPort, d.config.peerTokenFile, d.config.peerPodSelector, d.config.secondOpinionUnavailableAfterMs], ['0.0.0.0', 9444, undefined, undefined, 30_000]);
+    const set = load(['--peer-addr', '[::1]:0', '--peer-token-file', '/t/token', '--peer-pod-selector', 'app=x', '--second-opinion-unavailable-after', '0'], {});
+    assert.ok(set.ok);
+    assert.deepEqual([set.config.peerHost, set.config.peerPort, set.config.peerTokenFile, set.config.peerPodSelector, set.config.secondOpinionUnavailableAfterMs], ['::1', 0, '/t/token', 'app=x', undefined]);
+    assert.ok(!load(['--second-opinion-unavailable-after', '-1'], {}).ok);
+  });
+
   it('peerAddress: the listener\'s port unless one is given; IPv6 bracketed', () => {
     assert.equal(peerAddress('10.1.2.3', 8080), '10.1.2.3:8080');
     assert.equal(peerAddress('10.1.2.3:9000', 8080), '10.1.2.3:9000');
