@@ -18,6 +18,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
+import { createFleet } from '../support/fleet/index.ts';
+import type { Fleet, FleetPod } from '../support/fleet/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { conditionOf, createFakePod, getPod, waitFor } from '../integration/support/fake-kubelet.ts';
@@ -44,6 +46,8 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
   let cp: ControlPlane;
   let tmp: string;
   let child: ChildProcess | undefined;
+  let fleet: Fleet | undefined;
+  let replicaPod: FleetPod | undefined;
   /** Every controller started, so a test that fails before stopping its own cannot keep this file's process alive. */
   const started = new Set<ChildProcess>();
   const lines: string[] = [];
@@ -74,19 +78,24 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     }), { mode: 0o600 });
     return kubeconfig;
   };
-  /** `node src/main.ts` as the chart runs it (sharded, Lease in the release namespace), plus `extra` flags. */
-  const runController = (kubeconfig: string, extra: readonly string[]): Promise<number | null> => {
+  /**
+   * `node src/main.ts` as the chart runs it (sharded, Lease in the release namespace, membership proven
+   * against its Pod of the chart's Deployment: ADR 0036), plus `extra` flags.
+   */
+  const runController = async (kubeconfig: string, extra: readonly string[]): Promise<{ readonly exited: Promise<number | null> }> => {
     lines.length = 0;
+    fleet ??= await createFleet(cp.kube, { namespace: NS, name: 'outprobe', existingDeployment: true });
+    replicaPod ??= await fleet.addReplica('outprobe-rbac-0', { ip: '127.0.0.1', node: 'fake-node' });
     // One pod per remediating policy (100% failing) and a Delete policy: the installer lifts the halt ceiling and allows Delete.
     const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1',
-      '--max-halt-above-percent-failing', '100', '--allow-delete-action', ...extra],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-rbac-0', POD_NAMESPACE: NS } });
+      '--peer-addr', '127.0.0.1:0', ...fleet.args(replicaPod), '--max-halt-above-percent-failing', '100', '--allow-delete-action', ...extra],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', ...fleet.env(replicaPod) } });
     child = c;
     logs.record('outprobe', c);
     started.add(c);
     c.once('exit', () => started.delete(c));
     for (const s of [c.stdout, c.stderr]) createInterface({ input: s }).on('line', (l) => lines.push(l));
-    return new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
+    return { exited: new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code))) };
   };
 
   logs.setup(async () => {
@@ -104,6 +113,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     for (const p of pods) await p.close();
     await cp.stop();
     rmSync(tmp, { recursive: true, force: true });
+    fleet?.cleanup();
   });
 
   it('does its whole job with a token of the chart\'s ServiceAccount, never forbidden', async () => {
@@ -118,7 +128,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     pods.push(web, ev, del);
 
     // As the chart runs it: all namespaces, sharding on with its Lease in the release namespace (POD_NAMESPACE).
-    const exited = runController(kubeconfig, []);
+    const { exited } = await runController(kubeconfig, []);
 
     await waitFor('gate condition True (pods/status patch)', async () => conditionOf(await getPod(cp.kube, web), gate)?.status === 'True', 30_000);
     web.healthy = false;
@@ -153,13 +163,16 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     for (const args of [['get', 'pods', '-A'], ['list', 'pods', '-A'], ['watch', 'pods', '-A'], ['delete', 'pods', '-n', APP], ['patch', 'pods', '--subresource=status', '-n', APP],
       ['create', 'pods', '--subresource=eviction', '-n', APP], ['create', 'events', '-n', APP], ['patch', 'events', '-n', APP], ['list', 'probepolicies.outprobe.io', '-A'],
       ['patch', 'probepolicies.outprobe.io', '--subresource=status', '-n', APP], ['update', 'probepolicies.outprobe.io', '--subresource=status', '-n', APP],
-      ['create', 'leases.coordination.k8s.io', '-n', NS], ['delete', 'leases.coordination.k8s.io', '-n', NS]]) {
+      ['create', 'leases.coordination.k8s.io', '-n', NS], ['delete', 'leases.coordination.k8s.io', '-n', NS],
+      // Membership proof (ADR 0036): the release namespace's pods and the ReplicaSets that own them.
+      ['list', 'pods', '-n', NS], ['watch', 'pods', '-n', NS], ['get', 'replicasets.apps', '-n', NS]]) {
       assert.equal(can(...args), true, `can ${args.join(' ')}`);
     }
     for (const args of [['get', 'secrets', '-n', NS], ['list', 'secrets', '-A'], ['watch', 'secrets', '-A'], ['get', 'secrets', '-n', APP], ['update', 'pods', '-n', APP], ['patch', 'pods', '-n', APP],
       ['create', 'pods', '-n', APP], ['create', 'pods', '--subresource=exec', '-n', APP], ['update', 'pods', '--subresource=status', '-n', APP],
       ['create', 'probepolicies.outprobe.io', '-n', APP], ['update', 'probepolicies.outprobe.io', '-n', APP], ['patch', 'probepolicies.outprobe.io', '-n', APP], ['delete', 'probepolicies.outprobe.io', '-n', APP],
-      ['create', 'leases.coordination.k8s.io', '-n', APP], ['list', 'configmaps', '-A'], ['list', 'nodes'], ['create', 'serviceaccounts/token', '-n', NS], ['impersonate', 'users']]) {
+      ['create', 'leases.coordination.k8s.io', '-n', APP], ['list', 'configmaps', '-A'], ['list', 'nodes'], ['create', 'serviceaccounts/token', '-n', NS], ['impersonate', 'users'],
+      ['list', 'replicasets.apps', '-n', NS], ['get', 'replicasets.apps', '-n', APP], ['get', 'deployments.apps', '-n', NS], ['update', 'replicasets.apps', '-n', NS]]) {
       assert.equal(can(...args), false, `cannot ${args.join(' ')}`);
     }
     helm('upgrade', 'outprobe', chart, '-n', NS, '--reuse-values', '--set', 'execProbes.enabled=true', '--set', `execProbes.namespaces={${APP}}`);
@@ -183,7 +196,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     }
     const web = await createFakePod(cp.kube, APP, 'web-ns', { labels: { app: 'web' }, gate });
     pods.push(web);
-    const exited = runController(await serviceAccountKubeconfig(), ['--namespace', APP]);
+    const { exited } = await runController(await serviceAccountKubeconfig(), ['--namespace', APP]);
     await waitFor('gate condition True with the namespaced Role', async () => conditionOf(await getPod(cp.kube, web), gate)?.status === 'True', 30_000);
     await waitFor('policy status written', async () => {
       const st = (await cp.kube.get(`/apis/outprobe.io/v1alpha1/namespaces/${APP}/probepolicies/web`))['status'] as { pods?: number } | undefined;
@@ -222,7 +235,7 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
     const inside = await createFakePod(cp.kube, APP2, 'web-listed', { labels: { app: 'web' }, gate });
     const outside = await createFakePod(cp.kube, OUTSIDE, 'web-outside', { labels: { app: 'web' }, gate });
     pods.push(inside, outside);
-    const exited = runController(await serviceAccountKubeconfig(), ['--namespace', `${APP},${APP2}`]);
+    const { exited } = await runController(await serviceAccountKubeconfig(), ['--namespace', `${APP},${APP2}`]);
     await waitFor('gate condition True in the second listed namespace', async () => conditionOf(await getPod(cp.kube, inside), gate)?.status === 'True', 30_000);
     const first = pods.find((p) => p.name === 'web-ns');
     assert.ok(first !== undefined);

@@ -30,6 +30,8 @@ import { logsOnFailure } from '../support/replicas/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
+import { createFleet, peerAudience, requestToken } from '../support/fleet/index.ts';
+import type { Fleet, FleetPod } from '../support/fleet/index.ts';
 
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const ns = 'second-opinion-e2e';
@@ -58,11 +60,12 @@ interface Replica {
   port: number | undefined;
 }
 
-function startReplica(kubeconfig: string, net: PodNet, sandbox: Sandbox, id: string): Replica {
-  const args = [mainPath, '--kubeconfig', kubeconfig, '--identity', id, '--namespace', ns, '--lease-namespace', ns,
-    '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none', '--advertise-address', sandbox.ip,
+/** A replica of the fleet's Deployment, from its Pod (ADR 0036), asking its peers with its pod-bound peer token (ADR 0037). */
+function startReplica(kubeconfig: string, net: PodNet, sandbox: Sandbox, id: string, fleet: Fleet, pod: FleetPod): Replica {
+  const args = [mainPath, '--kubeconfig', kubeconfig, '--identity', id, '--namespace', ns, '--lease-namespace', ns, ...fleet.args(pod), '--peer-addr', `${sandbox.ip}:9444`,
+    '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none',
     '--lease-duration', '8', '--lease-renew-interval', '1', '--status-interval', '1', '--log-level', 'debug'];
-  const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...fleet.env(pod) } });
   const r: Replica = { id, sandbox, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
   createInterface({ input: child.stdout! }).on('line', (line) => {
     try {
@@ -103,6 +106,8 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
   const tmp = mkdtempSync(path.join(tmpdir(), 'second-opinion-e2e-'));
   const pods: NetPod[] = [];
   const replicas = new Map<string, Replica>();
+  let fleet: Fleet | undefined;
+  const fleetPods = new Map<string, FleetPod>();
 
   const gateOf = async (name: string): Promise<string> => conditionOf(await cp!.kube.get(`/api/v1/namespaces/${ns}/pods/${name}`), gate)?.status ?? 'absent';
   const gates = async (): Promise<string[]> => {
@@ -159,9 +164,12 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
       pods.push(await createNetPod(env, { namespace: ns, name: `web-${k}`, node, ip: podIpOf(node, Math.floor(k / nodeCount)) }, { gate }));
     }
     await pinNeighbours(net, pods);
+    fleet = await createFleet(cp.kube, { namespace: ns });
     for (const [i, id] of ids.entries()) {
       const sandbox = await net.sandbox(net.nodes[i]!.name, `outprobe-${id}`);
-      const r = startReplica(kubeconfig, net, sandbox, id);
+      const pod = await fleet.addReplica(id, { ip: sandbox.ip, node: net.nodes[i]!.name });
+      fleetPods.set(id, pod);
+      const r = startReplica(kubeconfig, net, sandbox, id, fleet, pod);
       logs.record(id, r.child);
       replicas.set(id, r);
     }
@@ -175,6 +183,7 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
     await cp?.stop();
     await net?.destroy();
     rmSync(tmp, { recursive: true, force: true });
+    fleet?.cleanup();
   });
 
   it('keeps the gate True while the next replica still reaches the pod; turns it False once it agrees', async () => {
@@ -229,21 +238,27 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
     await fault2.heal();
   });
 
-  it('the endpoint, reviewed by the real API server: 200 for the replicas\' ServiceAccount, 403 for another, 401 for none or a made-up token', async () => {
+  it('the endpoint on the peer port, reviewed by the real API server: 200 for a member\'s pod-bound peer token; 401 for the replicas\' API token, a made-up token or none; 403 for a peer token of another ServiceAccount', async () => {
     const r = replicas.get('r1')!;
     const pod = pods[0]!;
-    const post = (token?: string): Promise<Response> => fetch(`http://${r.sandbox.ip}:${r.port ?? 0}/v1/second-opinion`, {
+    const r2 = fleetPods.get('r2')!;
+    const post = (token?: string): Promise<Response> => fetch(`http://${r.sandbox.ip}:9444/v1/second-opinion`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
       body: JSON.stringify({ policy: `${ns}/web`, podUID: pod.uid, probe: 'readiness' }),
     });
-    const ok = await post(tokens.get('outprobe'));
+    const peerToken = await requestToken(cp!.kube, ns, 'outprobe', { audiences: [peerAudience], pod: { name: r2.name, uid: r2.uid } });
+    const ok = await post(peerToken);
     assert.equal(ok.status, 200);
     assert.deepEqual(await ok.json(), { result: 'success', message: 'ok' });
-    assert.equal((await post(tokens.get('stranger'))).status, 403);
+    assert.equal((await post(tokens.get('outprobe'))).status, 401, 'the API token (audience: the API server) is not a peer token');
+    const strangerPeer = await requestToken(cp!.kube, ns, 'stranger', { audiences: [peerAudience] });
+    assert.equal((await post(strangerPeer)).status, 401, 'a peer-audience token bound to no pod speaks for no replica');
     assert.equal((await post('made-up')).status, 401);
     assert.equal((await post()).status, 401);
+    // The metrics listener no longer serves the endpoint.
+    assert.equal((await fetch(`http://${r.sandbox.ip}:${r.port ?? 0}/v1/second-opinion`, { method: 'POST', body: '{}' })).status, 404);
     const logs = [...replicas.values()].flatMap((x) => x.lines.map((l) => JSON.stringify(l.o))).join('\n');
-    for (const t of tokens.values()) assert.equal(logs.includes(t), false, 'no token in any log');
+    for (const t of [...tokens.values(), peerToken, strangerPeer]) assert.equal(logs.includes(t), false, 'no token in any log');
   });
 });

@@ -25,6 +25,8 @@ import { logsOnFailure } from '../support/replicas/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
+import { createFleet } from '../support/fleet/index.ts';
+import type { Fleet, FleetPod } from '../support/fleet/index.ts';
 
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const ns = 'selfcut-e2e';
@@ -54,13 +56,14 @@ interface Replica {
   port: number | undefined;
 }
 
-function startReplica(cp: ControlPlane, net: PodNet, sandbox: Sandbox, id: string): Replica {
-  const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns,
-    '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none', '--advertise-address', sandbox.ip,
+/** A replica of the fleet's Deployment, from its Pod (ADR 0036: its membership is proven against it). */
+function startReplica(cp: ControlPlane, net: PodNet, sandbox: Sandbox, id: string, fleet: Fleet, pod: FleetPod): Replica {
+  const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns, ...fleet.args(pod), '--peer-addr', `${sandbox.ip}:9444`,
+    '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none',
     '--lease-duration', String(leaseMs / 1000), '--lease-renew-interval', '1', '--status-interval', '1', '--impaired-recover-after', String(recoverMs / 1000),
     '--impaired-unreachable-after', String(unreachableMs / 1000),
     '--log-level', 'debug'];
-  const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...fleet.env(pod) } });
   const r: Replica = { id, sandbox, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
   createInterface({ input: child.stdout! }).on('line', (line) => {
     try {
@@ -101,6 +104,7 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
   let podserve: Podserve | undefined;
   const pods: NetPod[] = [];
   const replicas = new Map<string, Replica>();
+  let fleet: Fleet | undefined;
   /** Every gate status seen False by the watcher (pod → first time). */
   const seenFalse = new Map<string, number>();
   let watching = true;
@@ -144,9 +148,10 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
       pods.push(await createNetPod(env, { namespace: ns, name: `web-${k}`, node, ip: podIpOf(node, Math.floor(k / nodeCount)) }, { gate }));
     }
     await pinNeighbours(net, pods);
+    fleet = await createFleet(cp.kube, { namespace: ns });
     for (const [i, id] of ids.entries()) {
       const sandbox = await net.sandbox(net.nodes[i]!.name, `outprobe-${id}`);
-      const r = startReplica(cp, net, sandbox, id);
+      const r = startReplica(cp, net, sandbox, id, fleet, await fleet.addReplica(id, { ip: sandbox.ip, node: net.nodes[i]!.name }));
       logs.record(id, r.child);
       replicas.set(id, r);
     }
@@ -161,6 +166,7 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     await podserve?.close();
     await cp?.stop();
     await net?.destroy();
+    fleet?.cleanup();
   });
 
   it('writes no False and evicts nothing from the cut replica; it stands down, the others take its pods, it rejoins when healed', async () => {

@@ -23,6 +23,8 @@ import { logsOnFailure } from '../support/replicas/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
+import { createFleet } from '../support/fleet/index.ts';
+import type { Fleet, FleetPod } from '../support/fleet/index.ts';
 
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const ns = 'shard-e2e';
@@ -46,12 +48,12 @@ interface Replica {
   port: number | undefined;
 }
 
-/** outprobe in the replica's sandbox (`ip netns exec` execs node: the child is outprobe itself). */
-function startReplica(cp: ControlPlane, net: PodNet, sandbox: Sandbox, id: string): Replica {
-  const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns,
+/** outprobe in the replica's sandbox (`ip netns exec` execs node: the child is outprobe itself), from its Pod of the fleet (ADR 0036). */
+function startReplica(cp: ControlPlane, net: PodNet, sandbox: Sandbox, id: string, fleet: Fleet, pod: FleetPod): Replica {
+  const args = [mainPath, '--kubeconfig', cp.kubeconfigPath, '--identity', id, '--namespace', ns, '--lease-namespace', ns, ...fleet.args(pod), '--peer-addr', `${sandbox.ip}:9444`,
     '--allowed-probe-cidrs', net.clusterCidr, '--metrics-addr', `${sandbox.ip}:0`, '--metrics-auth', 'none', '--lease-duration', String(leaseMs / 1000),
     '--lease-renew-interval', '1', '--status-interval', '1', '--kube-api-qps', '200', '--kube-api-burst', '400', '--log-level', 'debug'];
-  const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = net.spawnIn(sandbox.netns, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...fleet.env(pod) } });
   const r: Replica = { id, sandbox, child, lines: [], port: undefined, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
   createInterface({ input: child.stdout! }).on('line', (line) => {
     try {
@@ -222,8 +224,11 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
   const open = (): NetPod[] => pods.filter((p) => !closed.has(p.uid));
   const served = (): Podserve => podserve!;
 
+  let fleet: Fleet | undefined;
+  /** One Pod per replica, made once: a restarted replica is a restarted container of the same pod. */
+  const fleetPods = new Map<string, FleetPod>();
   const start = (id: string): Replica => {
-    const r = startReplica(cp!, net!, sandboxes.get(id)!, id);
+    const r = startReplica(cp!, net!, sandboxes.get(id)!, id, fleet!, fleetPods.get(id)!);
     logs.record(id, r.child);
     replicas.set(id, r);
     everyReplica.push(r);
@@ -295,6 +300,8 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     log(`pod network ${net.prefix} (${net.clusterCidr}), API server ${cp.server}, podserve and sandboxes up in ${Date.now() - t0} ms`);
     await installCrd(cp.kube);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    fleet = await createFleet(cp.kube, { namespace: ns });
+    for (const [id, node] of Object.entries(replicaNodes)) fleetPods.set(id, await fleet.addReplica(id, { ip: sandboxes.get(id)!.ip, node: net.nodes[node]!.name }));
     await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`, {
       apiVersion: 'outprobe.io/v1alpha1',
       kind: 'ProbePolicy',
@@ -334,6 +341,7 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     await cp?.stop();
     const prefix = net?.prefix;
     await net?.destroy();
+    fleet?.cleanup();
     if (prefix !== undefined) assert.deepEqual(namespacesOf(prefix), [], `namespaces of ${prefix} left behind`);
     if (sampling !== undefined) throw sampling;
   });

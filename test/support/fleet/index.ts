@@ -26,6 +26,8 @@ export interface FleetOptions {
   readonly labels?: Readonly<Record<string, string>>;
   /** The pods' `peer` container port. @default 9444 */
   readonly peerPort?: number;
+  /** Use this existing Deployment (e.g. the chart's) instead of creating one; its selector gives the labels. */
+  readonly existingDeployment?: boolean;
 }
 
 export interface FleetPod {
@@ -102,11 +104,13 @@ export async function createFleet(kube: KubeClient, o: FleetOptions): Promise<Fl
   const name = o.name ?? 'outprobe';
   const serviceAccount = o.serviceAccount ?? 'outprobe';
   const peerPort = o.peerPort ?? 9444;
-  const labels = o.labels ?? { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': name };
+  const existing = o.existingDeployment === true ? await kube.get(`/apis/apps/v1/namespaces/${namespace}/deployments/${name}`) : undefined;
+  const existingLabels = (rec(rec(existing?.['spec'])['selector'])['matchLabels'] as Record<string, string> | undefined);
+  const labels = o.labels ?? existingLabels ?? { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': name };
   const sa = await kube.call('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: serviceAccount } });
   if (sa.status !== 201 && sa.status !== 409) throw new Error(`ServiceAccount ${serviceAccount}: HTTP ${sa.status}`);
   const template = { metadata: { labels }, spec: podSpec(serviceAccount, peerPort) };
-  const dep = await kube.create(`/apis/apps/v1/namespaces/${namespace}/deployments`, {
+  const dep = existing ?? await kube.create(`/apis/apps/v1/namespaces/${namespace}/deployments`, {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace, labels },
     spec: { replicas: 0, selector: { matchLabels: labels }, template },
   });
