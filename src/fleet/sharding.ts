@@ -58,6 +58,9 @@ export function startSharding(deps: { readonly config: Config; readonly client: 
         ...(config.peerPodSelector === undefined ? {} : { labelSelector: config.peerPodSelector }),
         leaseDurationMs: config.leaseDurationMs,
         peerPort: deps.peerPort,
+        onSignal: (sig) => {
+          if (sig.kind === 'error') log.warn('the watch of the replicas\' pods failed (membership cannot be proven until it lists them; RBAC: get/list/watch pods in the Lease namespace)', { namespace, error: String(sig.error), retryInMs: sig.retryInMs });
+        },
       });
   if (proof === undefined) {
     log.warn('--membership-proof=none: every shard Lease is taken at its word (development only). Anyone who can write a Lease in the namespace can take pods out of probing and receive second-opinion asks', { namespace });

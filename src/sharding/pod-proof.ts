@@ -1,6 +1,6 @@
 import type { Clock, Random } from '../kernel/index.ts';
 import { Reflector, isKubeError } from '../kube/index.ts';
-import type { KubeClient, PodJson } from '../kube/index.ts';
+import type { KubeClient, PodJson, ReflectorSignal } from '../kube/index.ts';
 import { leaseName } from './lease.ts';
 import type { ShardLease } from './lease.ts';
 import { encodeClaim, projectMemberPod } from './member.ts';
@@ -29,6 +29,8 @@ export interface PodProofOptions {
   readonly ownerTtlMs?: number;
   /** A failed ReplicaSet read is tried again after this long. @default 10000 */
   readonly ownerRetryMs?: number;
+  /** The pod watch's lifecycle (a LIST refused for want of RBAC shows here). */
+  readonly onSignal?: (signal: ReflectorSignal) => void;
 }
 
 interface OwnerEntry {
@@ -62,6 +64,7 @@ export class PodProof {
       project: projectMemberPod,
       onEvent: () => this.#onChange(),
       onSynced: () => this.#onChange(),
+      ...(options.onSignal === undefined ? {} : { onSignal: options.onSignal }),
     });
   }
 
