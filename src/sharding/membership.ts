@@ -160,6 +160,16 @@ export class ShardMembership {
     return this.peerLeases().flatMap((l) => this.#memberOf(l, now) ?? []);
   }
 
+  /**
+   * Every live member's record, this replica's own included (when proven):
+   * what vantage (issue 28) builds on. Without a proof, the members whose
+   * Leases declare a pod.
+   */
+  memberRecords(): Member[] {
+    const now = this.#o.clock.now();
+    return this.#leases().flatMap((l) => this.#memberOf(l, now) ?? []);
+  }
+
   /** The live member (itself included) whose pod has this name and UID, if any: who may speak for the fleet. */
   memberByPod(podName: string, podUid: string): Member | undefined {
     const now = this.#o.clock.now();

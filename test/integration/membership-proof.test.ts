@@ -159,6 +159,7 @@ describe('shard membership is proven by the API server, not declared by a Lease 
       for (const [name, reason] of expected) assert.deepEqual(got.get(name), [reason], `${r.id}: ${name} rejected once, for ${reason}`);
       assert.deepEqual(r.m.members, ['r1', 'r2'], `${r.id}: members`);
       assert.deepEqual(r.m.peers().map((p) => [p.identity, p.peerAddress]), [[r.id === 'r1' ? 'r2' : 'r1', `${(r.id === 'r1' ? r2 : r1).pod.ip}:9444`]], `${r.id}: its one peer, at its pod's address`);
+      assert.deepEqual(r.m.memberRecords().map((m) => [m.identity, m.podName, m.podUid, m.nodeName, m.podIP]).sort(), [r1, r2].map((x) => [x.id, x.pod.name, x.pod.uid, x.pod.node, x.pod.ip]), `${r.id}: the verified member records`);
       // The forged counts (500 failing each) are ignored.
       assert.equal(r.m.aggregate('app/web', { failing: 0, erroring: 0, remediations: 0 }).failing, 0, `${r.id}: forged counts ignored`);
       const text = await r.metrics.registry.metrics();
