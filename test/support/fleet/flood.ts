@@ -63,7 +63,9 @@ export async function flood(spec: FloodSpec): Promise<FloodResult> {
     s[key] = (s[key] ?? 0) + 1;
   };
   const running = new Set<Promise<void>>();
-  while (Date.now() < end) {
+  const total = Math.max(1, Math.floor(spec.rate * spec.seconds));
+  // Bounded in count and in time: `rate × seconds` requests at most, none sent after `seconds` (plus one request timeout to finish).
+  while (sent < total && Date.now() < end) {
     const due = start + (sent * 1000) / spec.rate;
     const wait = due - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
