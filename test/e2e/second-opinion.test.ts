@@ -238,7 +238,7 @@ describe(`second opinion: 3 replicas, one pod cut off from its owner, then from 
     await fault2.heal();
   });
 
-  it('the endpoint on the peer port, reviewed by the real API server: 200 for a member\'s pod-bound peer token; 401 for the replicas\' API token, a made-up token or none; 403 for a peer token of another ServiceAccount', async () => {
+  it('the endpoint on the peer port, reviewed by the real API server: 200 for a member\'s pod-bound peer token; 401 for the replicas\' API token, a peer token bound to no pod, a made-up token or none', async () => {
     const r = replicas.get('r1')!;
     const pod = pods[0]!;
     const r2 = fleetPods.get('r2')!;
