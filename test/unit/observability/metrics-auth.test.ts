@@ -158,6 +158,8 @@ describe('/metrics with kube-rbac-proxy style authentication', () => {
 
   it('a flood of made-up tokens is shed (429) while an allowed scraper is served from the cache, never refused', async () => {
     assert.equal((await scrape(bearer('reader-token'))).status, 200);
+    // Refused tokens reviewed one after another fill the cache (2 entries here): they must not push the scraper out.
+    for (let i = 0; i < 6; i++) await (await scrape(bearer(`refused-${i}`))).text();
     state.holdMs = 300; // every review of a new token is slow: the stranger pool stays full
     reviews.length = 0;
     const flood = Array.from({ length: 40 }, (_, i) => scrape(bearer(`random-${i}`)));
