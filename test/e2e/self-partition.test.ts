@@ -110,8 +110,9 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
   let watching = true;
   let watcher: Promise<void> | undefined;
 
+  /** The workload's gates (the namespace also holds the replicas' own Pods, which carry none). */
   const gateConditions = async (): Promise<Map<string, string>> => {
-    const list = await cp!.kube.get(`/api/v1/namespaces/${ns}/pods`);
+    const list = await cp!.kube.get(`/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`);
     const out = new Map<string, string>();
     for (const item of (list['items'] ?? []) as Record<string, unknown>[]) out.set((item['metadata'] as { name: string }).name, conditionOf(item, gate)?.status ?? 'absent');
     return out;
@@ -224,7 +225,7 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     logs.subjects(...seenFalse.keys(), ...theirs.map((p) => p.name));
     assert.deepEqual(byVictim, { falseWrites: 0, evictions: 0 });
     assert.deepEqual([...seenFalse.keys()], [], 'no gate turned False');
-    const items = ((await cp!.kube.get(`/api/v1/namespaces/${ns}/pods`))['items'] ?? []) as { metadata: { deletionTimestamp?: string } }[];
+    const items = ((await cp!.kube.get(`/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`))['items'] ?? []) as { metadata: { deletionTimestamp?: string } }[];
     assert.equal(items.filter((i) => i.metadata.deletionTimestamp === undefined).length, podCount, 'no pod evicted');
   });
 });
