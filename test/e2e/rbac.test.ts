@@ -220,10 +220,12 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
       }
     }
     for (const ns of [OUTSIDE, 'default', NS]) {
-      for (const args of [['patch', 'pods', '--subresource=status'], ['delete', 'pods'], ['create', 'pods', '--subresource=eviction'], ['list', 'pods'], ['create', 'events']]) {
-        assert.equal(can(...args, '-n', ns), false, `cannot ${args.join(' ')} -n ${ns}`);
-      }
+      // In the release namespace the replicas read their own pods and report on their Leases (membership proof, ADR 0036): nothing more.
+      const denied = ns === NS ? [['patch', 'pods', '--subresource=status'], ['delete', 'pods'], ['create', 'pods', '--subresource=eviction']]
+        : [['patch', 'pods', '--subresource=status'], ['delete', 'pods'], ['create', 'pods', '--subresource=eviction'], ['list', 'pods'], ['create', 'events']];
+      for (const args of denied) assert.equal(can(...args, '-n', ns), false, `cannot ${args.join(' ')} -n ${ns}`);
     }
+    assert.equal(can('list', 'pods', '-n', NS), true, 'the replicas\' own pods (ADR 0036)');
     assert.equal(can('list', 'pods', '-A'), false);
     assert.equal(can('patch', 'pods', '--subresource=status', '-A'), false);
     // Only the /metrics reviews are cluster-wide.
