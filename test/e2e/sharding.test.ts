@@ -355,7 +355,9 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     log(`owned targets r1/r2/r3: ${owned.join('/')} (even: ${(2 * podCount) / 3})`);
     for (const n of owned) assert.ok(Math.abs(n - (2 * podCount) / 3) < ((2 * podCount) / 3) * 0.15, `owned ${owned.join('/')}`);
     for (const id of ['r1', 'r2', 'r3']) {
-      const expected = pods.filter((p) => owner(['r1', 'r2', 'r3'], p.uid) === id).length;
+      // Every pod of the namespace is sharded, the replicas' own Pods (no policy selects them) included.
+      const uids = [...pods.map((p) => p.uid), ...[...fleetPods.values()].map((p) => p.uid)];
+      const expected = uids.filter((uid) => owner(['r1', 'r2', 'r3'], uid) === id).length;
       assert.equal(ownedPodsOf(replicas.get(id)!), expected, `${id} owns the pods every replica computes for it`);
     }
     const tGates = Date.now();
