@@ -65,7 +65,7 @@ describe('docs/adoption.md: adopt in three steps', () => {
       const got = row('web-observe');
       return Promise.resolve(got['DIVERGED'] === '1' ? got : undefined);
     });
-    assert.deepEqual([r['MODE'], r['PODS'], r['READY']], ['Observe', '2', '0']);
+    assert.deepEqual([r['STATUS'], r['MODE'], r['PODS'], r['PODS-READY']], ['Probing', 'Observe', '2', '0']);
     const events = kubectl('get', 'events', '-n', 'shop', '--field-selector', 'reason=ReachabilityDiverged');
     assert.match(events, /pod\/web-1\s+ProbePolicy web-observe, container web: node says ready \(ContainersReady=True\), outprobe's readiness probe fails from replica outprobe: HTTP probe failed with statuscode: 503/);
     assert.doesNotMatch(events, /pod\/web-0/);

@@ -147,13 +147,14 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
     }
   });
 
-  void it('has the printer columns MODE, PODS, READY, FAILING, DIVERGED, REMEDIATED, AGE and MESSAGE (wide only)', () => {
+  void it('has the printer columns STATUS, MODE, PODS, PODS-READY, PODS-FAILING, DIVERGED, REMEDIATED, AGE and MESSAGE, all by default', () => {
     const columns = version['additionalPrinterColumns'] as Node[];
     assert.deepEqual(
       columns.map((c) => [String(c['name']).toUpperCase(), c['priority'] ?? 0]),
-      [['MODE', 0], ['PODS', 0], ['READY', 0], ['FAILING', 0], ['DIVERGED', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 1]],
+      [['STATUS', 0], ['MODE', 0], ['PODS', 0], ['PODS-READY', 0], ['PODS-FAILING', 0], ['DIVERGED', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 0]],
     );
     assert.equal(columns.find((c) => c['name'] === 'Diverged')?.['jsonPath'], '.status.diverged');
+    assert.equal(columns.find((c) => c['name'] === 'Status')?.['jsonPath'], '.status.conditions[?(@.type=="Ready")].reason');
     for (const c of columns) assert.ok(typeof c['description'] === 'string' && c['jsonPath'] !== undefined);
   });
 
