@@ -154,7 +154,14 @@ void describe('charts/outprobe', () => {
     assert.equal(dep.spec?.['replicas'], 2);
     const pod = podSpecOf(dep);
     assert.equal(pod.serviceAccountName, RELEASE);
-    assert.ok(pod.topologySpreadConstraints?.length === 1 && pod.affinity !== undefined);
+    // Spread over nodes and (soft) zones; the built-in critical priority class (an evicted controller freezes every gate).
+    assert.deepEqual((pod.topologySpreadConstraints as { topologyKey: string; whenUnsatisfiable: string }[] | undefined)?.map((t) => [t.topologyKey, t.whenUnsatisfiable]),
+      [['kubernetes.io/hostname', 'ScheduleAnyway'], ['topology.kubernetes.io/zone', 'ScheduleAnyway']]);
+    assert.ok(pod.affinity !== undefined);
+    assert.equal((pod as { priorityClassName?: string }).priorityClassName, 'system-cluster-critical');
+    // Free-form constraints replace the generated ones.
+    const custom = [{ maxSkew: 2, topologyKey: 'example.com/rack', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { a: 'b' } } }];
+    assert.deepEqual(podSpecOf(find(template('--set-json', `topologySpreadConstraints=${JSON.stringify(custom)}`), 'Deployment')).topologySpreadConstraints, custom);
     const c = pod.containers[0];
     assert.ok(c !== undefined);
     assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } });
@@ -194,7 +201,11 @@ void describe('charts/outprobe', () => {
     assert.equal(hook['timeoutSeconds'], 2);
     assert.equal(hook['sideEffects'], 'None');
     assert.deepEqual(hook['admissionReviewVersions'], ['v1']);
-    assert.deepEqual(hook['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NS] }] });
+    // Only labelled namespaces by default; webhook.namespaces=all for every namespace (readiness.injectGate without the label).
+    const notIn = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NS] }] };
+    assert.deepEqual(hook['namespaceSelector'], { matchLabels: { 'outprobe.io/inject-readiness-gates': 'enabled' }, ...notIn });
+    const all = find(template('--set', 'webhook.namespaces=all'), 'MutatingWebhookConfiguration') as Obj & { webhooks?: Record<string, unknown>[] };
+    assert.deepEqual(all.webhooks?.[0]?.['namespaceSelector'], notIn);
     assert.deepEqual((hook['clientConfig'] as { service?: unknown }).service, { name: `${RELEASE}-webhook`, namespace: NS, path: '/mutate-pods', port: 443 });
     const webhookRole = objs.find((o) => o.kind === 'Role' && o.metadata.name === `${RELEASE}-webhook`);
     assert.equal(webhookRole?.metadata.namespace, NS);
