@@ -28,7 +28,8 @@ export function startController(kubeconfigPath: string, namespace: string, over:
   const metrics = new Metrics({ defaultMetrics: false });
   // The real reporter too, so Kubernetes Events and metrics are exercised against the API server.
   const log = over.log ?? silentLogger;
-  const report = reporter({ log, metrics, events: new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: 'test' }) });
+  const recorder = new EventRecorder({ api: client, clock: systemClock, random: systemRandom, logger: log, metrics, reportingInstance: 'test' });
+  const report = reporter({ log, metrics, events: recorder });
   const controller = new Controller({
     client,
     clock: systemClock,
@@ -54,6 +55,9 @@ export function startController(kubeconfigPath: string, namespace: string, over:
       (stopped ??= (async () => {
         abort.abort();
         await done;
+        // As src/main.ts does at shutdown: the recorder's summary timer and retries end
+        // with the controller, so nothing of it runs (or logs) after the test.
+        await recorder.close();
         await client.close();
       })()),
   };

@@ -226,15 +226,19 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
   let snapshots = 0;
 
   const fileOf = (id: string): string => path.join(dir, `${safe(id)}.jsonl`);
+  // Set by the teardown: a line that comes later (a child's last output, a timer of an
+  // in-process controller) has nowhere to go and is dropped, never an error of the test.
+  let closed = false;
   const write = (id: string, text: string): void => {
-    let fd = fds.get(id);
-    if (fd === undefined) {
-      fd = openSync(fileOf(id), 'a');
-      fds.set(id, fd);
-    }
+    if (closed) return;
     try {
+      let fd = fds.get(id);
+      if (fd === undefined) {
+        fd = openSync(fileOf(id), 'a');
+        fds.set(id, fd);
+      }
       writeSync(fd, text);
-    } catch { /* directory removed at the end: nothing left to keep */ }
+    } catch { /* the directory is gone: nothing left to keep */ }
   };
   const note = (id: string, msg: string, fields: Record<string, unknown> = {}): void => {
     write(id, `${JSON.stringify({ time: new Date().toISOString(), level: 'harness', msg, ...fields })}\n`);
@@ -340,6 +344,7 @@ export function logsOnFailure(name: string, o: LogsOnFailureOptions = {}): LogsO
         failed('teardown', err);
       }
     }
+    closed = true;
     for (const fd of fds.values()) closeSync(fd);
     fds.clear();
     if (failures.length === 0) rmSync(dir, { recursive: true, force: true });
