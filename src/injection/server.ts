@@ -11,9 +11,21 @@ export const mutatePodsPath = '/mutate-pods';
 /** Above the API server's own request limit for one object (3 MiB) plus the review envelope. @default 4 MiB */
 export const defaultMaxBodyBytes = 4 * 1024 * 1024;
 
+/**
+ * Reviews read or answered at once; more are refused at once with 429 and the connection
+ * closed (the API server, with failurePolicy Ignore, creates the pod ungated). With the body
+ * limit this bounds what the listener can be made to buffer: 16 × 4 MiB. @default 16
+ */
+export const defaultMaxInflight = 16;
+/** The whole request (headers and body) must arrive within this; the API server sends it at once. */
+export const requestTimeoutMs = 10_000;
+export const headersTimeoutMs = 5_000;
+/** Open connections at most (the API server keeps a small pool; anything beyond is a flood). */
+export const maxConnections = 256;
+
 /** One answered review, for metrics and logs. */
 export interface WebhookReviewRecord {
-  readonly result: ReviewResult | 'too_large';
+  readonly result: ReviewResult | 'too_large' | 'busy';
   readonly gates: readonly string[];
   readonly durationMs: number;
 }
@@ -27,6 +39,8 @@ export interface WebhookServerOptions {
   readonly clock: Clock;
   /** @default 4 MiB */
   readonly maxBodyBytes?: number;
+  /** @default 16 */
+  readonly maxInflight?: number;
   readonly onReview?: (record: WebhookReviewRecord) => void;
 }
 
@@ -73,6 +87,8 @@ function send(res: ServerResponse, status: number, body: unknown): void {
  */
 export async function startWebhookServer(o: WebhookServerOptions): Promise<WebhookServer> {
   const limit = o.maxBodyBytes ?? defaultMaxBodyBytes;
+  const maxInflight = o.maxInflight ?? defaultMaxInflight;
+  let inflight = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = o.clock.now();
     // The API server appends ?timeout=<n>s to the configured URL.
@@ -85,19 +101,30 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
       send(res, 405, { message: 'POST only' });
       return;
     }
-    let body: Buffer;
-    try {
-      body = await readBody(req, limit);
-    } catch (err: unknown) {
-      if (!(err instanceof TooLarge)) throw err;
-      o.onReview?.({ result: 'too_large', gates: [], durationMs: o.clock.now() - started });
+    if (inflight >= maxInflight) {
+      o.onReview?.({ result: 'busy', gates: [], durationMs: o.clock.now() - started });
       res.setHeader('connection', 'close');
-      send(res, 413, { message: `request body above ${limit} bytes` });
+      send(res, 429, { message: `more than ${maxInflight} reviews at once` });
       return;
     }
-    const answer = reviewPodCreate(parseJson(body), o.view);
-    send(res, 200, answer.body);
-    o.onReview?.({ result: answer.result, gates: answer.gates, durationMs: o.clock.now() - started });
+    inflight++;
+    try {
+      let body: Buffer;
+      try {
+        body = await readBody(req, limit);
+      } catch (err: unknown) {
+        if (!(err instanceof TooLarge)) throw err;
+        o.onReview?.({ result: 'too_large', gates: [], durationMs: o.clock.now() - started });
+        res.setHeader('connection', 'close');
+        send(res, 413, { message: `request body above ${limit} bytes` });
+        return;
+      }
+      const answer = reviewPodCreate(parseJson(body), o.view);
+      send(res, 200, answer.body);
+      o.onReview?.({ result: answer.result, gates: answer.gates, durationMs: o.clock.now() - started });
+    } finally {
+      inflight--;
+    }
   };
   const server = createServer({ cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' }, (req, res) => {
     handle(req, res).catch(() => {
@@ -105,8 +132,9 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
       else res.destroy();
     });
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = requestTimeoutMs;
+  server.maxConnections = maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => {

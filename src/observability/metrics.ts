@@ -181,7 +181,7 @@ export class Metrics {
       registers,
     });
     this.#eventsFolded = new Counter({ name: `${prefix}events_folded_total`, help: 'Dropped Events accounted in a summary Event on their policy (e.g. ReadinessGateChangesFolded), by the dropped Event\'s reason.', labelNames: ['reason'], registers });
-    this.#webhookReviews = new Counter({ name: `${prefix}webhook_reviews_total`, help: 'Pod admission reviews answered by the readiness-gate injection webhook (always allowed), by result: injected, already_gated, no_policy, excluded_namespace, not_pod_create, malformed, too_large.', labelNames: ['result'], registers });
+    this.#webhookReviews = new Counter({ name: `${prefix}webhook_reviews_total`, help: 'Pod admission reviews answered by the readiness-gate injection webhook (always allowed), by result: injected, already_gated, no_policy, excluded_namespace, not_pod_create, malformed, too_large, busy (refused: too many reviews at once).', labelNames: ['result'], registers });
     this.#webhookDuration = new Histogram({ name: `${prefix}webhook_review_duration_seconds`, help: 'Time the injection webhook took to read and answer one admission review.', buckets: latencyBuckets, registers });
   }
 

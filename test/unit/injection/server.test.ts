@@ -65,6 +65,35 @@ void describe('webhook server', () => {
     assert.equal((await post(server.port, '/mutate-pods', '', 'GET')).status, 405);
   });
 
+  // Issue 27, finding 3: stalled bodies from any source used to pile up without bound (40 added 158 MiB).
+  void it('refuses a review beyond maxInflight at once (429), and serves again when the stalled ones end', async () => {
+    const small = await startWebhookServer({ host: '127.0.0.1', port: 0, tls: serving(), view, clock: systemClock, maxInflight: 2, onReview: (r) => records.push(r) });
+    try {
+      // Two stalled bodies: headers and 10 of the 100 declared bytes, then nothing.
+      const stalled = [0, 1].map(() => {
+        const req = request({ host: '127.0.0.1', port: small.port, path: '/mutate-pods', method: 'POST', ca: ca.cert, agent: false, headers: { 'content-type': 'application/json', 'content-length': '100' } });
+        req.on('error', () => undefined);
+        const answered = new Promise<number>((resolve) => req.on('response', (res) => { res.resume(); resolve(res.statusCode ?? 0); }));
+        req.write(' '.repeat(10));
+        return { req, answered };
+      });
+      for (let i = 0; i < 100 && records.filter((r) => r.result === 'busy').length === 0; i++) {
+        const r = await post(small.port, '/mutate-pods', '{}');
+        if (r.status === 429) {
+          assert.equal(records.at(-1)?.result, 'busy');
+          break;
+        }
+        await new Promise((res) => setTimeout(res, 20)); // the stalled requests may not have reached the handler yet
+      }
+      assert.ok(records.some((r) => r.result === 'busy'), 'a third review was refused while two bodies stalled');
+      for (const s of stalled) s.req.end(' '.repeat(90));
+      assert.deepEqual(await Promise.all(stalled.map((s) => s.answered)), [200, 200]);
+      assert.equal((await post(small.port, '/mutate-pods', '{}')).status, 200);
+    } finally {
+      await small.close();
+    }
+  });
+
   void it('serves a new certificate to new connections after setCertificate', async () => {
     const before = (await post(server.port, '/mutate-pods', '{}')).serial;
     const next = serving();
