@@ -392,7 +392,7 @@ void describe('charts/outprobe', () => {
     ok(kubectl('apply', '--server-side', '-f', example), 'apply example');
     const table = ok(kubectl('get', 'probepolicies', '-n', 'shop'), 'kubectl get probepolicies');
     assert.match(table, /^NAME\s+STATUS\s+MODE\s+PODS\s+PODS-READY\s+PODS-FAILING\s+DIVERGED\s+REMEDIATED\s+AGE\s+MESSAGE\n/);
-    assert.match(table, /\nweb\s+\S+\s+Enforce\s/);
+    assert.match(table, /\nweb\s+(\S+\s+)?Enforce\s/);
     assert.match(ok(kubectl('get', 'probepolicies', '-n', 'shop', '-o', 'wide'), 'get -o wide'), /MESSAGE/);
   });
 
