@@ -1,3 +1,4 @@
+import { releaseReasons } from '../failopen/index.ts';
 import { InternCache, StringInterner } from '../kube/index.ts';
 import type { Transition } from '../results/index.ts';
 import type { GateCondition } from '../writeback/index.ts';
@@ -70,13 +71,12 @@ export function repairCondition(
  * (`cloud.google.com/load-balancer-neg-ready`) or a person forcing it: outprobe
  * leaves it alone, and never fails it open.
  */
-export const ownReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFailed', 'ContainerNotRunning', 'NotYetProbed', 'PolicyRemoved', 'PanicFailOpen']);
+export const ownReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFailed', 'ContainerNotRunning', 'NotYetProbed', 'PanicFailOpen', ...releaseReasons]);
 
 /** The reason of a gate outprobe keeps True although its probe fails: the panic threshold (ADR 0015). */
 export const panicFailOpenReason = 'PanicFailOpen';
 
-/** The namespace of condition types outprobe names by default (`outprobe.io/<policy>`). */
-export const ownTypePrefix = 'outprobe.io/';
+export { ownTypePrefix } from '../failopen/index.ts';
 
 /**
  * Who wrote a pod's condition of this type: `absent`, `outprobe` (one of
@@ -87,12 +87,6 @@ export function conditionWriter(conditions: readonly { readonly type: string; re
   if (c === undefined) return { by: 'absent' };
   const reason = c.reason ?? '';
   return ownReasons.has(reason) ? { by: 'outprobe' } : { by: 'foreign', reason };
-}
-
-/** Fail open when a policy goes away, so its gate never strands pods (kubelet-probes.md §9). */
-export function failOpenCondition(type: string, now: number): GateCondition {
-  const at = rfc3339(now);
-  return { type, status: 'True', reason: 'PolicyRemoved', message: 'The ProbePolicy that owned this readiness gate was removed; outprobe no longer gates this pod', lastTransitionTime: at, lastProbeTime: at };
 }
 
 /**

@@ -13,6 +13,7 @@ import { reflectorEvent } from './events.ts';
 import type { Observer, PolicyRef } from './events.ts';
 import { policyEntry, statusOnly } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
+import { GateRelease } from './release.ts';
 import { Remediator } from './remediation.ts';
 import { answerSecondOpinion, gateSecondOpinion, remediationSecondOpinion } from './second-opinion.ts';
 import { TargetSet } from './target-set.ts';
@@ -91,6 +92,14 @@ export interface ControllerOptions {
    * started; the stored status total is added by the controller. @default identity
    */
   readonly aggregate?: (policyKey: string, local: LocalCounts) => LocalCounts;
+  /**
+   * Is any replica a live member of the fleet? While none is for longer than
+   * `orphanAfterMs`, every gate outprobe wrote and left not True is released
+   * (ADR 0035). @default always
+   */
+  readonly fleetLive?: () => boolean;
+  /** @default 30000 (the CLI passes max(30 s, 2 × --lease-duration)) */
+  readonly orphanAfterMs?: number;
 }
 
 /** The per-policy numbers only the replica that probes a pod knows. */
@@ -153,6 +162,10 @@ export class Controller {
   readonly gates: GateWriter;
   readonly remediator: Remediator;
   readonly targets: TargetSet;
+  /** The fail-open rules: gates outprobe stops writing are released (ADR 0035). */
+  readonly release: GateRelease;
+  /** The level rule has run over every pod once since the caches synced. */
+  #swept = false;
   readonly #status: StatusWriter;
   #lastStatusAt = 0;
   readonly #floor = new Map<string, number>();
@@ -201,6 +214,7 @@ export class Controller {
       onEvent: (e) => {
         this.targets.onPod(e.type, e.object, e.old);
         if (e.type === 'DELETED') this.remediator.forget(e.object.uid);
+        else this.release.pod(e.object);
       },
       onSignal: (s) => observe(reflectorEvent('pods', s)),
     });
@@ -228,6 +242,16 @@ export class Controller {
       ...(options.gainedAt === undefined ? {} : { gainedAt: options.gainedAt }),
       stall: options.stallGuard,
       replica: options.identity,
+    });
+    this.release = new GateRelease({
+      clock,
+      gates: this.gates,
+      policies: this.policies,
+      pods: this.pods.store,
+      synced: () => this.ready,
+      owns: options.owns ?? (() => true),
+      ...(options.fleetLive === undefined ? {} : { fleetLive: options.fleetLive }),
+      ...(options.orphanAfterMs === undefined ? {} : { orphanAfterMs: options.orphanAfterMs }),
     });
     this.remediator = new Remediator({
       clock,
@@ -275,6 +299,12 @@ export class Controller {
   step(): void {
     this.gates.sweep();
     if (!this.ready) return;
+    if (!this.#swept) {
+      // Gates stranded by a change this replica did not see (it was down) are released once both caches hold everything.
+      this.#swept = true;
+      this.release.sweep();
+    }
+    this.release.orphans();
     this.targets.panicStep();
     this.remediator.step();
     const now = this.#o.clock.now();
@@ -340,6 +370,7 @@ export class Controller {
   /** Re-plans every pod, e.g. after shard membership changed: gained pods get targets, lost ones lose them. */
   resync(): void {
     for (const pod of this.pods.store.values()) this.targets.reconcilePod(pod, undefined);
+    if (this.#swept) this.release.sweep();
   }
 
   #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: CustomObjectJson): void {
@@ -348,7 +379,8 @@ export class Controller {
     if (type === 'DELETED') {
       this.policies.delete(entry.key);
       this.#status.forget(entry.key);
-      this.targets.policyRemoved(entry, before?.policy);
+      this.targets.policyRemoved(entry);
+      this.release.policyChanged(before, undefined);
       this.#o.observe({ type: 'policy-removed', policy: { namespace: entry.namespace, name: entry.name, uid: entry.uid } });
       return;
     }
@@ -362,7 +394,9 @@ export class Controller {
       const capped = entry.cappedTimeouts ?? [];
       if (capped.length > 0) this.#o.observe({ type: 'policy-timeout-capped', policy: ref, capped });
     }
-    if (!statusOnly(before, entry)) this.targets.policyChanged(entry);
+    if (statusOnly(before, entry)) return;
+    this.targets.policyChanged(entry);
+    this.release.policyChanged(before, entry);
   }
 }
 

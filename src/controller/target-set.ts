@@ -1,7 +1,6 @@
 import type { Clock } from '../kernel/index.ts';
 import { flatKey, podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
-import type { ProbePolicy } from '../policy/index.ts';
 import { panicMessage } from '../panic/index.ts';
 import type { FailingPod, PanicState } from '../panic/index.ts';
 import { handoverFirstPass, spreadDueAt } from '../probing/index.ts';
@@ -14,7 +13,7 @@ import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
 import type { AddressGuard, PlanIssue, TargetPlan } from '../targets/index.ts';
 import type { BudgetCounts, BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
-import { conditionWriter, failOpenCondition, gateConditionFor, ownTypePrefix, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
+import { conditionWriter, gateConditionFor, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
 import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -199,7 +198,8 @@ export class TargetSet {
     return { wanted, issues, losers };
   }
 
-  policyRemoved(entry: PolicyEntry, policy: ProbePolicy | undefined): void {
+  /** The policy is gone: its targets go, and a younger policy that lost a gate-type claim to it takes it over (the release of its gates: GateRelease). */
+  policyRemoved(entry: PolicyEntry): void {
     for (const key of [...(this.#byPolicy.get(entry.key) ?? [])]) this.#remove(key);
     this.#conflicts.delete(entry.key);
     this.#panic.forget(entry.key);
@@ -207,32 +207,6 @@ export class TargetSet {
     this.#replan(new Set(this.#tallies.get(entry.key)?.podKeys()));
     this.#tallies.delete(entry.key);
     this.#shares.delete(entry.key);
-    const type = policy?.spec.readiness?.conditionType;
-    if (type === undefined || policy?.spec.mode !== 'Enforce') return;
-    for (const pod of this.#d.pods.values()) {
-      if (pod.namespace !== entry.namespace || !pod.readinessGates.includes(type) || !this.#d.owns(pod)) continue;
-      // Fail open only over a condition outprobe wrote (or, for its own
-      // outprobe.io/ types, one not written yet): a policy that named another
-      // controller's gate must not set it True by going away; nor over a
-      // condition another remaining policy still writes.
-      if (!this.#mayFailOpen(pod, type)) continue;
-      if (gateStatus(pod, type) !== 'True') this.#d.gates.desire(podRef(pod), failOpenCondition(type, this.#d.clock.now()), gateStatus(pod, type));
-    }
-  }
-
-  #mayFailOpen(pod: Pod, type: string): boolean {
-    const writer = conditionWriter(pod.conditions, type).by;
-    if (writer === 'foreign' || (writer === 'absent' && !type.startsWith(ownTypePrefix))) return false;
-    return !this.#writesGate(pod, type);
-  }
-
-  /** Whether a readiness target of this replica still writes this condition type on the pod. */
-  #writesGate(pod: Pod, type: string): boolean {
-    for (const key of this.#byPod.get(pod.uid) ?? []) {
-      const t = this.#targets.get(key);
-      if (t !== undefined && t.plan.kind === 'readiness' && t.plan.conditionType === type && this.#d.policies.get(t.plan.policy)?.policy?.spec.mode === 'Enforce') return true;
-    }
-    return false;
   }
 
   /** Is a remediation request still about a target that fails on the same instance? */

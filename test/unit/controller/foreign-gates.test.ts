@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TargetSet } from '../../../src/controller/target-set.ts';
+import { GateRelease } from '../../../src/controller/release.ts';
 import type { ControllerEvent } from '../../../src/controller/events.ts';
 import type { PolicyEntry } from '../../../src/controller/policies.ts';
 import type { Probers } from '../../../src/controller/runner.ts';
@@ -85,6 +86,7 @@ function setup(entries: PolicyEntry[]) {
     clock, observe: (e) => events.push(e), scheduler, gates, guard: new AddressGuard(['127.0.0.0/8']), probers, policies, pods,
     remediate: () => undefined, owns: () => true, spread: (_k, _p, now) => now, // first passes at once
   });
+  const release = new GateRelease({ clock, gates, policies, pods, synced: () => true, owns: () => true });
   const show = (p: Pod, old?: Pod): void => {
     pods.set('shop/web-1', p);
     set.onPod(old === undefined ? 'ADDED' : 'MODIFIED', p, old);
@@ -98,7 +100,8 @@ function setup(entries: PolicyEntry[]) {
     const e = policies.get(key);
     assert.ok(e);
     policies.delete(key);
-    set.policyRemoved(e, e.policy);
+    set.policyRemoved(e);
+    release.policyChanged(e, undefined);
     for (let i = 0; i < 5; i++) await flush();
   };
   const status = (key: string) => {

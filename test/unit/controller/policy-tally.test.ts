@@ -181,7 +181,7 @@ async function run(seed: number, steps: number): Promise<void> {
       const entry = [...policies.values()][Math.floor(r() * policies.size)];
       if (entry !== undefined) {
         policies.delete(entry.key);
-        set.policyRemoved(entry, entry.policy);
+        set.policyRemoved(entry);
       }
     } else {
       clock.advance(Math.floor(r() * 1500));

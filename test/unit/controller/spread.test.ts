@@ -80,7 +80,7 @@ function setup(gainedAt?: (pod: Pod) => number | undefined) {
     const entry = policies.get('shop/web');
     if (entry === undefined) return;
     policies.delete(entry.key);
-    set.policyRemoved(entry, entry.policy);
+    set.policyRemoved(entry);
   };
   const runFor = async (ms: number, stepMs = 100): Promise<void> => {
     for (let end = clock.now() + ms; clock.now() < end; ) {
