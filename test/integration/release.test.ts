@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startControlPlane } from '../support/cluster/index.ts';
+import type { ControlPlane } from '../support/cluster/index.ts';
+import { installCrd, startController } from './support/controller.ts';
+import type { RunningController } from './support/controller.ts';
+import { conditionOf, createFakePod, getPod, mergePatch, strategicPatch, waitFor } from './support/fake-kubelet.ts';
+import type { FakePod } from './support/fake-kubelet.ts';
+import { logsOnFailure } from '../support/replicas/index.ts';
+
+/**
+ * Nothing stranded (issue 30 deliver 1, ADR 0035) against a real
+ * kube-apiserver: every change that stops outprobe from writing a gate
+ * leaves a pod it held False True with an outprobe reason within one probe
+ * period, and a condition another writer set untouched.
+ */
+const gate = 'outprobe.io/web';
+const periodSeconds = 2;
+const policiesPath = (ns: string): string => `/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`;
+const podsPath = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
+const probe = { httpGet: { path: '/healthz', port: 'http' }, periodSeconds, failureThreshold: 1, timeoutSeconds: 1 };
+const spec = { selector: { matchLabels: { app: 'web' } }, mode: 'Enforce', readiness: { conditionType: gate, maxUnreadyPercent: 100, probe } };
+const ownReleaseReasons = ['GateReleased', 'PolicyRemoved'];
+const foreign = { status: 'False', reason: 'ManualHold', message: 'held by an operator' };
+
+type Gate = { status: string; reason?: string; message?: string } | undefined;
+
+describe('gates outprobe stops writing are released (real kube-apiserver)', () => {
+  const logs = logsOnFailure('release');
+  let cp: ControlPlane;
+  const pods: FakePod[] = [];
+  const running: RunningController[] = [];
+  let nsCount = 0;
+
+  logs.setup(async () => {
+    cp = await startControlPlane({ log: () => undefined });
+    logs.plane(cp);
+    await installCrd(cp.kube);
+  });
+  logs.teardown(async () => {
+    await Promise.all(running.map((c) => c.stop()));
+    await Promise.all(pods.map((p) => p.close()));
+    await cp.stop();
+  });
+
+  const gateOf = async (ns: string, name: string): Promise<Gate> => conditionOf(await getPod(cp.kube, { namespace: ns, name }), gate);
+
+  /**
+   * A namespace with an Enforce policy, a failing pod the controller has
+   * written False, and a pod whose gate another writer holds False.
+   */
+  async function strandable(): Promise<{ ns: string; c: RunningController }> {
+    const ns = `release${++nsCount}-${Date.now().toString(36)}`;
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await cp.kube.create(policiesPath(ns), { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name: 'web', namespace: ns }, spec });
+    const failing = await createFakePod(cp.kube, ns, 'failing', { labels: { app: 'web' }, gate });
+    failing.healthy = false;
+    const held = await createFakePod(cp.kube, ns, 'held', { labels: { app: 'web' }, gate });
+    held.healthy = false;
+    await strategicPatch(cp.kube, `${podsPath(ns)}/held/status`, { metadata: { uid: held.uid }, status: { conditions: [{ type: gate, ...foreign }] } });
+    pods.push(failing, held);
+    const c = startController(cp.kubeconfigPath, ns, { log: logs.logger(`controller-${ns}`) });
+    running.push(c);
+    await waitFor('the failing pod held False by outprobe', async () => (await gateOf(ns, 'failing'))?.reason === 'ProbeFailed', 20_000);
+    return { ns, c };
+  }
+
+  /** After `change`: the failing pod True with an outprobe reason within one period; the other writer's False untouched. */
+  async function releasedAfter(ns: string, change: () => Promise<void>, boundMs = periodSeconds * 1000): Promise<{ elapsedMs: number; released: Gate }> {
+    const t0 = Date.now();
+    await change();
+    const released = await waitFor('the gate released True', async () => {
+      const g = await gateOf(ns, 'failing');
+      return g?.status === 'True' ? g : undefined;
+    }, 10_000, 20);
+    const elapsedMs = Date.now() - t0;
+    assert.ok(ownReleaseReasons.includes(released.reason ?? ''), `released with an outprobe reason, got ${released.reason}`);
+    assert.ok(elapsedMs <= boundMs, `released within ${boundMs} ms, took ${elapsedMs} ms`);
+    // Two more periods: it stays True, and the other writer's condition never changes.
+    const until = Date.now() + 2 * periodSeconds * 1000;
+    while (Date.now() < until) {
+      assert.equal((await gateOf(ns, 'failing'))?.status, 'True', 'stays released');
+      assert.deepEqual(await gateOf(ns, 'held').then((g) => ({ status: g?.status, reason: g?.reason, message: g?.message })), foreign, 'another writer\'s condition untouched');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    console.log(`# ${ns}: released in ${elapsedMs} ms with ${released.reason}: ${released.message ?? ''}`);
+    return { elapsedMs, released };
+  }
+
+  const patchSpec = (ns: string, body: unknown): Promise<void> => mergePatch(cp.kube, `${policiesPath(ns)}/web`, { spec: body });
+
+  it('the selector narrows: the pods it no longer selects are released', async () => {
+    const { ns } = await strandable();
+    const { released } = await releasedAfter(ns, () => patchSpec(ns, { selector: { matchLabels: { app: 'web', tier: 'canary' } } }));
+    assert.equal(released?.reason, 'GateReleased');
+    assert.match(released.message ?? '', /no longer selects this pod/);
+  });
+
+  it('readiness.conditionType changes: the old condition is released', async () => {
+    const { ns } = await strandable();
+    const { released } = await releasedAfter(ns, () => patchSpec(ns, { readiness: { conditionType: 'outprobe.io/web-v2' } }));
+    assert.equal(released?.reason, 'GateReleased');
+    assert.match(released.message ?? '', /another readiness.conditionType/);
+  });
+
+  it('Enforce → Observe: the gates it wrote are released', async () => {
+    const { ns } = await strandable();
+    const { released } = await releasedAfter(ns, () => patchSpec(ns, { mode: 'Observe' }));
+    assert.equal(released?.reason, 'GateReleased');
+    assert.match(released.message ?? '', /Observe mode/);
+  });
+
+  it('the policy becomes Invalid: the gates it wrote are released', async () => {
+    const { ns } = await strandable();
+    // exec probes are refused by a controller without --exec-probes: the policy is Invalid.
+    const { released } = await releasedAfter(ns, () => patchSpec(ns, { readiness: { probe: { httpGet: null, exec: { command: ['true'] } } } }));
+    assert.equal(released?.reason, 'GateReleased');
+    assert.match(released.message ?? '', /is Invalid/);
+  });
+
+  it('deleted while in Observe mode: no gate it wrote stays False', async () => {
+    const { ns } = await strandable();
+    await patchSpec(ns, { mode: 'Observe' });
+    await releasedAfter(ns, () => cp.kube.delete(`${policiesPath(ns)}/web`).then(() => undefined));
+  });
+
+  it('a change made while no replica ran is released when one starts (the level rule)', async () => {
+    const { ns, c } = await strandable();
+    await c.stop();
+    await patchSpec(ns, { mode: 'Observe' });
+    assert.equal((await gateOf(ns, 'failing'))?.status, 'False', 'nothing released it while the controller was down');
+    const { released } = await releasedAfter(ns, async () => {
+      running.push(startController(cp.kubeconfigPath, ns, { log: logs.logger(`controller-${ns}-2`) }));
+    }, 5000); // its caches list first
+    assert.equal(released?.reason, 'GateReleased');
+    assert.match(released.message ?? '', /No valid Enforce ProbePolicy writes this gate/);
+  });
+});
