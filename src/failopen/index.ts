@@ -5,3 +5,5 @@
  */
 export { claimOf, claimed, gateReleasedReason, orphanBoundMs, orphaned, ownTypePrefix, policyRemovedReason, releasable, releaseCondition, releaseReasons, releasedByChange, strandedGates } from './release.ts';
 export type { ReleaseCause, Writer } from './release.ts';
+export { planUninstall } from './uninstall.ts';
+export type { JsonPatchOp, PodJsonView, UninstallPlan } from './uninstall.ts';

@@ -7,6 +7,7 @@ import type { RunningController } from './support/controller.ts';
 import { conditionOf, createFakePod, getPod, mergePatch, strategicPatch, waitFor } from './support/fake-kubelet.ts';
 import type { FakePod } from './support/fake-kubelet.ts';
 import { logsOnFailure } from '../support/replicas/index.ts';
+import { releaseGates } from '../../src/release-gates.ts';
 
 /**
  * Nothing stranded (issue 30 deliver 1, ADR 0035) against a real
@@ -134,5 +135,41 @@ describe('gates outprobe stops writing are released (real kube-apiserver)', () =
     }, 5000); // its caches list first
     assert.equal(released?.reason, 'GateReleased');
     assert.match(released.message ?? '', /No valid Enforce ProbePolicy writes this gate/);
+  });
+
+  it('release-gates (the uninstall hook): every gate outprobe left not True is True after it; another writer\'s untouched', async () => {
+    const ns = `uninstall-${Date.now().toString(36)}`;
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const other = 'example.com/lb-ready';
+    const made: FakePod[] = [];
+    for (let i = 0; i < 5; i++) made.push(await createFakePod(cp.kube, ns, `false-${i}`, { labels: { app: 'web' }, gate }));
+    const absent = await createFakePod(cp.kube, ns, 'absent', { labels: { app: 'web' }, gate });
+    const held = await createFakePod(cp.kube, ns, 'held', { labels: { app: 'web' }, gate });
+    const lb = await createFakePod(cp.kube, ns, 'lb', { labels: { app: 'web' }, gate: other });
+    pods.push(...made, absent, held, lb);
+    const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const own = { type: gate, status: 'False', reason: 'ProbeFailed', message: 'Readiness probe failed: HTTP probe failed with statuscode: 503', lastTransitionTime: at };
+    for (const p of made) await strategicPatch(cp.kube, `${podsPath(ns)}/${p.name}/status`, { metadata: { uid: p.uid }, status: { conditions: [own] } });
+    await strategicPatch(cp.kube, `${podsPath(ns)}/held/status`, { metadata: { uid: held.uid }, status: { conditions: [{ type: gate, ...foreign }] } });
+    await strategicPatch(cp.kube, `${podsPath(ns)}/lb/status`, { metadata: { uid: lb.uid }, status: { conditions: [{ type: other, status: 'False', reason: 'TargetNotRegistered', message: 'lb' }] } });
+    // The chart's hook scales the controller Deployment to 0 first (no kube-controller-manager here: no pods to wait for).
+    await cp.kube.create(`/apis/apps/v1/namespaces/${ns}/deployments`, {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'outprobe', namespace: ns },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'outprobe' } }, template: { metadata: { labels: { app: 'outprobe' } }, spec: { containers: [{ name: 'c', image: 'outprobe' }] } } },
+    });
+    const totals = await releaseGates(['--kubeconfig', cp.kubeconfigPath, '--namespaces', ns, '--controller', `${ns}/outprobe`, '--wait-seconds', '5']);
+    assert.deepEqual(totals, { pods: 8, released: 6, foreign: 2, failed: 0 });
+    for (const p of [...made, absent]) {
+      const g = await gateOf(ns, p.name);
+      assert.equal(g?.status, 'True', p.name);
+      assert.equal(g.reason, 'GateReleased');
+      assert.equal(g.message, 'outprobe was uninstalled: its readiness gate is released');
+    }
+    assert.deepEqual(await gateOf(ns, 'held').then((g) => ({ status: g?.status, reason: g?.reason, message: g?.message })), foreign);
+    assert.equal(conditionOf(await getPod(cp.kube, { namespace: ns, name: 'lb' }), other)?.reason, 'TargetNotRegistered');
+    const scale = await cp.kube.get(`/apis/apps/v1/namespaces/${ns}/deployments/outprobe/scale`);
+    assert.equal((scale['spec'] as { replicas?: number }).replicas ?? 0, 0, 'the controller was scaled to 0 first');
+    // Run again: nothing left to release.
+    assert.deepEqual(await releaseGates(['--kubeconfig', cp.kubeconfigPath, '--namespaces', ns]), { pods: 8, released: 0, foreign: 2, failed: 0 });
   });
 });
