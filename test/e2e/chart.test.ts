@@ -147,7 +147,7 @@ void describe('charts/outprobe', () => {
 
   it('default render: hardened, spread Deployment whose args the controller accepts; least-privilege RBAC; the CRD from crds/', () => {
     const objs = template();
-    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'MutatingWebhookConfiguration', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Job', 'MutatingWebhookConfiguration', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
       'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     for (const o of objs) assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm', `${o.kind} has the standard labels`);
     const dep = find(objs, 'Deployment');
@@ -355,6 +355,38 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(endpoint?.['authorization'], { type: 'Bearer', credentials: { name: 'prometheus-token', key: 'token' } });
   });
 
+  it('uninstall hook (ADR 0035): a pre-delete Job running release-gates with its own ServiceAccount and minimal RBAC', () => {
+    const objs = template();
+    const hooked = objs.filter((o) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete');
+    const name = `${RELEASE}-release-gates`;
+    assert.deepEqual(hooked.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+      [`ClusterRole/${name}-pods`, `ClusterRoleBinding/${name}-pods`, `Job/${name}`, `Role/${name}`, `RoleBinding/${name}`, `ServiceAccount/${name}`]);
+    const job = named(objs, 'Job', name) as Obj & { spec?: { template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName: string; containers: { command: string[]; args: string[]; image: string }[] } } } };
+    const pod = job.spec?.template;
+    assert.equal(pod?.spec.serviceAccountName, name);
+    const c = pod.spec.containers[0];
+    assert.deepEqual(c?.command, ['/nodejs/bin/node', 'src/release-gates.ts']);
+    assert.deepEqual(c.args, [`--controller=${NS}/${RELEASE}`, '--wait-seconds=60']);
+    assert.equal(c.image, (podSpecOf(find(objs, 'Deployment')).containers[0] as unknown as { image: string }).image, 'the controller\'s image');
+    // Its pod is not one of the controller's (the hook waits for those to go).
+    const selector = (find(objs, 'Deployment').spec?.['selector'] as { matchLabels: Record<string, string> }).matchLabels;
+    assert.ok(Object.entries(selector).some(([k, v]) => pod.metadata.labels[k] !== v));
+    const rules = (o: Obj): string[] => (o.rules ?? []).flatMap((r) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${res}:${v}`))).sort();
+    assert.deepEqual(rules(named(objs, 'ClusterRole', `${name}-pods`)), ['pods/status:patch', 'pods:get', 'pods:list']);
+    const role = named(objs, 'Role', name) as Obj & { rules?: { resourceNames?: string[] }[] };
+    assert.deepEqual(rules(role), ['deployments/scale:get', 'deployments/scale:patch', 'deployments:get', 'deployments:patch', 'pods:list']);
+    assert.deepEqual(role.rules?.[0]?.resourceNames, [RELEASE]);
+    // With config.namespaces: a Role per namespace, nothing cluster-wide; the CLI is told the namespaces.
+    const scoped = template('-f', path.join(chart, 'ci', 'namespaces-values.yaml'));
+    assert.equal(scoped.some((o) => o.metadata.name === `${name}-pods` && o.kind.startsWith('Cluster')), false);
+    assert.deepEqual(scoped.filter((o) => o.kind === 'Role' && o.metadata.name === `${name}-pods`).map((o) => o.metadata.namespace).sort(), ['shop', 'web']);
+    const scopedJob = named(scoped, 'Job', name) as typeof job;
+    assert.ok(scopedJob.spec?.template.spec.containers[0]?.args.includes('--namespaces=shop,web'));
+    // Off: nothing rendered; waitSeconds checked by the schema.
+    assert.equal(template('--set', 'uninstall.releaseGates=false').some((o) => o.metadata.name.startsWith(name)), false);
+    assert.match(run(helm, ['template', RELEASE, chart, '--set', 'uninstall.waitSeconds=-1']).stderr, /waitSeconds/);
+  });
+
   it('every render passes the API server\'s server-side dry-run', () => {
     for (const values of [[], ...ciValues.map((f) => ['-f', path.join(chart, 'ci', f)])]) {
       const manifest = ok(run(helm, ['template', RELEASE, chart, '--namespace', 'dry-run', ...values]), 'helm template');
@@ -412,7 +444,9 @@ void describe('charts/outprobe', () => {
   });
 
   it('helm uninstall leaves only the CRD (resource-policy keep), its ProbePolicies and the namespace', async () => {
-    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '60s']), 'helm uninstall');
+    // --no-hooks: kwok runs the release-gates hook Job's pod as a simulated pod that never completes
+    // (the hook's behaviour is tested against a real API server in test/integration/release.test.ts).
+    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '60s', '--no-hooks']), 'helm uninstall');
     const selector = `labelSelector=app.kubernetes.io%2Finstance%3D${RELEASE}`;
     const kinds = ['/apis/apps/v1/deployments', '/apis/apps/v1/replicasets', '/api/v1/pods', '/api/v1/services', '/api/v1/serviceaccounts',
       '/apis/policy/v1/poddisruptionbudgets', '/apis/rbac.authorization.k8s.io/v1/roles', '/apis/rbac.authorization.k8s.io/v1/rolebindings',
@@ -430,6 +464,6 @@ void describe('charts/outprobe', () => {
     assert.equal((await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/namespaces/shop/probepolicies/web')).status, 200, 'policies survive with their CRD');
     // Reinstalling adopts the kept CRD (it still carries the release's ownership annotations).
     ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'install', RELEASE, chart, '-n', NS, '--set', 'replicaCount=0']), 'helm install over the kept CRD');
-    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'uninstall', RELEASE, '-n', NS]), 'helm uninstall again');
+    ok(run(helm, ['--kubeconfig', cp.kubeconfigPath, 'uninstall', RELEASE, '-n', NS, '--no-hooks']), 'helm uninstall again');
   });
 });
