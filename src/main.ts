@@ -154,7 +154,7 @@ async function main(): Promise<number> {
     namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
     identity: config.identity,
-    ...shardingHooks(sharding),
+    ...shardingHooks(sharding, config.leaseDurationMs),
     ...guardOptions(sharding !== undefined && config.selfCheck, () => guard.check, metrics),
     ...(peer.guard === undefined ? {} : { secondOpinion: peer.guard }),
   });

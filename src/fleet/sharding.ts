@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config/index.ts';
 import type { ControllerOptions } from '../controller/index.ts';
+import { orphanBoundMs } from '../failopen/index.ts';
 import { systemClock, systemRandom } from '../kernel/index.ts';
 import { KubeClient } from '../kube/index.ts';
 import type { EventRecorder, Logger, Metrics } from '../observability/index.ts';
@@ -83,8 +84,13 @@ export function startSharding(deps: { readonly config: Config; readonly client: 
   return { sharding, proof, leaseClient };
 }
 
-/** The controller's sharding hooks (none without sharding: it probes every pod). */
-export function shardingHooks(sharding: ShardMembership | undefined): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate'> {
+/**
+ * The controller's sharding hooks (none without sharding: it probes every pod).
+ * `fleetLive`: a live shard Lease, this replica's or a peer's; without one for
+ * longer than max(30 s, 2 × the Lease duration) no replica owns any pod and
+ * outprobe's gates are released (ADR 0035).
+ */
+export function shardingHooks(sharding: ShardMembership | undefined, leaseDurationMs = 15_000): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs'> {
   if (sharding === undefined) return {};
   return {
     owns: (pod) => sharding.owns(pod),
@@ -92,6 +98,8 @@ export function shardingHooks(sharding: ShardMembership | undefined): Pick<Contr
     mayRemediate: (pod) => sharding.mayRemediate(pod),
     writesStatus: (uid) => sharding.writesStatus(uid),
     aggregate: (key, local) => sharding.aggregate(key, local),
+    fleetLive: () => (sharding.members?.length ?? 0) > 0 || sharding.peerLeases().length > 0,
+    orphanAfterMs: orphanBoundMs(leaseDurationMs),
   };
 }
 
