@@ -80,9 +80,9 @@ async function* podPages(client: KubeClient, namespaces: readonly string[]): Asy
 
 /** Releases one pod's gates; on a conflict (the pod changed since it was read) reads it again, up to 5 times. */
 async function releasePod(client: KubeClient, first: PodJsonView, totals: Totals, dryRun: boolean): Promise<void> {
-  let pod = first;
-  const path = `/api/v1/namespaces/${pod.metadata?.namespace ?? ''}/pods/${pod.metadata?.name ?? ''}`;
-  for (let attempt = 0; attempt < 5; attempt++) {
+  let pod: PodJsonView | undefined = first;
+  const path = `/api/v1/namespaces/${first.metadata?.namespace ?? ''}/pods/${first.metadata?.name ?? ''}`;
+  for (let attempt = 0; attempt < 5 && pod !== undefined; attempt++) {
     const plan = planUninstall(pod, ownReasons, rfc3339(Date.now()));
     if (attempt === 0) totals.foreign += plan.foreign.length;
     if (plan.patch === null) return;
@@ -91,27 +91,39 @@ async function releasePod(client: KubeClient, first: PodJsonView, totals: Totals
       totals.released += plan.released.length;
       return;
     }
-    try {
-      await client.request({ method: 'PATCH', path: `${path}/status`, patch: 'json', body: plan.patch, retry: true });
+    if (await patched(client, path, plan.patch)) {
       totals.released += plan.released.length;
       log('released', { pod: path, gates: plan.released });
       return;
-    } catch (err: unknown) {
-      if (isKubeError(err, 'NotFound')) return;
-      if (!isKubeError(err, 'Invalid') && !isKubeError(err, 'Conflict')) throw err;
-      // A test op failed: the pod changed since it was read. Read it again and decide again.
-      try {
-        const again = await client.request<PodJsonView>({ method: 'GET', path });
-        if (again.metadata?.uid !== first.metadata?.uid) return;
-        pod = again;
-      } catch (e: unknown) {
-        if (isKubeError(e, 'NotFound')) return;
-        throw e;
-      }
     }
+    // A test op failed: the pod changed since it was read (or is gone). Read it again and decide again.
+    pod = await reread(client, path, first.metadata?.uid);
   }
+  if (pod === undefined) return;
   totals.failed++;
   log('gave up on a pod that kept changing', { pod: path });
+}
+
+/** True when the patch applied; false when its guard refused it (the pod changed) or the pod is gone. */
+async function patched(client: KubeClient, path: string, patch: readonly unknown[]): Promise<boolean> {
+  try {
+    await client.request({ method: 'PATCH', path: `${path}/status`, patch: 'json', body: patch, retry: true });
+    return true;
+  } catch (err: unknown) {
+    if (isKubeError(err, 'NotFound') || isKubeError(err, 'Invalid') || isKubeError(err, 'Conflict')) return false;
+    throw err;
+  }
+}
+
+/** The pod as it is now, if it is still the same pod. */
+async function reread(client: KubeClient, path: string, uid: string | undefined): Promise<PodJsonView | undefined> {
+  try {
+    const again = await client.request<PodJsonView>({ method: 'GET', path });
+    return again.metadata?.uid === uid ? again : undefined;
+  } catch (err: unknown) {
+    if (isKubeError(err, 'NotFound')) return undefined;
+    throw err;
+  }
 }
 
 export async function releaseGates(argv: readonly string[]): Promise<Totals> {

@@ -28,37 +28,47 @@ export interface UninstallPlan {
  * never overwritten: the write fails and the caller reads the pod again.
  */
 export function planUninstall(pod: PodJsonView, ownReasons: ReadonlySet<string>, at: string): UninstallPlan {
-  const phase = pod.status?.phase;
-  const gates = (pod.spec?.readinessGates ?? []).flatMap((g) => (g.conditionType === undefined ? [] : [g.conditionType]));
-  if (phase === 'Succeeded' || phase === 'Failed' || gates.length === 0) return { released: [], foreign: [], patch: null };
+  const gates = gatesOf(pod);
+  if (gates.length === 0) return { released: [], foreign: [], patch: null };
   const conditions = pod.status?.conditions;
   const released: string[] = [];
   const foreign: string[] = [];
   const ops: JsonPatchOp[] = [];
-  let appended = conditions?.length ?? 0;
   for (const type of gates) {
-    const at0 = conditions?.findIndex((c) => c.type === type) ?? -1;
-    const c = at0 >= 0 ? conditions?.[at0] : undefined;
-    const value = releaseCondition(type, 'uninstall', at);
-    if (c === undefined) {
-      if (!type.startsWith(ownTypePrefix)) continue;
-      released.push(type);
-      ops.push(conditions === undefined && appended === 0 && ops.length === 0 ? { op: 'add', path: '/status/conditions', value: [value] } : { op: 'add', path: '/status/conditions/-', value });
-      appended++;
-      continue;
-    }
-    if (!ownReasons.has(c.reason ?? '')) {
-      foreign.push(type);
-      continue;
-    }
-    if (c.status === 'True') continue;
+    const index = conditions?.findIndex((c) => c.type === type) ?? -1;
+    const verdict = gateVerdict(type, index < 0 ? undefined : conditions?.[index], ownReasons);
+    if (verdict === 'foreign') foreign.push(type);
+    if (verdict !== 'release') continue;
     released.push(type);
-    ops.push({ op: 'replace', path: `/status/conditions/${at0}`, value });
+    ops.push(opFor(releaseCondition(type, 'uninstall', at), index, conditions === undefined && !ops.some((o) => o.op === 'add')));
   }
-  if (ops.length === 0) return { released, foreign, patch: null };
-  const guard: JsonPatchOp[] = [
+  return { released, foreign, patch: ops.length === 0 ? null : [...guardOf(pod), ...ops] };
+}
+
+/** The gates a running pod lists (none for a finished one). */
+function gatesOf(pod: PodJsonView): string[] {
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') return [];
+  return (pod.spec?.readinessGates ?? []).flatMap((g) => (g.conditionType === undefined ? [] : [g.conditionType]));
+}
+
+/** Replace the condition at `index`; or add it, creating the list when the pod has none yet. */
+function opFor(value: unknown, index: number, createList: boolean): JsonPatchOp {
+  if (index >= 0) return { op: 'replace', path: `/status/conditions/${index}`, value };
+  return createList ? { op: 'add', path: '/status/conditions', value: [value] } : { op: 'add', path: '/status/conditions/-', value };
+}
+
+/** The patch applies only to the pod as read: same uid, same resourceVersion. */
+function guardOf(pod: PodJsonView): JsonPatchOp[] {
+  return [
     { op: 'test', path: '/metadata/uid', value: pod.metadata?.uid ?? '' },
     { op: 'test', path: '/metadata/resourceVersion', value: pod.metadata?.resourceVersion ?? '' },
   ];
-  return { released, foreign, patch: [...guard, ...ops] };
+}
+
+/** One listed gate: released (outprobe's and not True, or an outprobe.io/ one not written yet), another writer's, or left as it is. */
+function gateVerdict(type: string, c: { readonly status?: string; readonly reason?: string } | undefined, ownReasons: ReadonlySet<string>): 'release' | 'foreign' | 'keep' {
+  if (c === undefined) return type.startsWith(ownTypePrefix) ? 'release' : 'keep';
+  if (!ownReasons.has(c.reason ?? '')) return 'foreign';
+  return c.status === 'True' ? 'keep' : 'release';
 }

@@ -130,8 +130,9 @@ describe('gates outprobe stops writing are released (real kube-apiserver)', () =
     await c.stop();
     await patchSpec(ns, { mode: 'Observe' });
     assert.equal((await gateOf(ns, 'failing'))?.status, 'False', 'nothing released it while the controller was down');
-    const { released } = await releasedAfter(ns, async () => {
+    const { released } = await releasedAfter(ns, () => {
       running.push(startController(cp.kubeconfigPath, ns, { log: logs.logger(`controller-${ns}-2`) }));
+      return Promise.resolve();
     }, 5000); // its caches list first
     assert.equal(released?.reason, 'GateReleased');
     assert.match(released.message ?? '', /No valid Enforce ProbePolicy writes this gate/);
