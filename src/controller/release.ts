@@ -1,5 +1,5 @@
 import { claimed, orphaned, releasable, releaseCondition, releaseReasons, releasedByChange, strandedGates } from '../failopen/index.ts';
-import type { ReleaseCause } from '../failopen/index.ts';
+import type { ReleaseCause, Writer } from '../failopen/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
@@ -61,7 +61,7 @@ export class GateRelease {
       const change = releasedByChange(before?.policy, policy, pod);
       if (change !== null && !this.#claimed(pod, change.type)) {
         const writer = conditionWriter(pod.conditions, change.type).by;
-        if (releasable(pod, change.type, writer, true)) this.#release(pod, change.type, change.cause, name);
+        if (releasable(pod, change.type, writer, true)) this.#release(pod, change.type, change.cause, { policy: name, fresh: true });
       }
       this.pod(pod);
     }
@@ -70,8 +70,10 @@ export class GateRelease {
   /** The level rule on one pod this replica owns: a gate outprobe wrote False that no valid Enforce policy writes any more is released. */
   pod(pod: Pod): void {
     if (pod.readinessGates.length === 0 || !this.#d.synced() || !this.#d.owns(pod) || pod.phase === 'Succeeded' || pod.phase === 'Failed') return;
-    const policies = this.#policiesOf(pod.namespace);
-    for (const type of strandedGates(pod, policies, (t) => conditionWriter(pod.conditions, t).by)) this.#release(pod, type, 'unclaimed');
+    const writerOf = (t: string): Writer => conditionWriter(pod.conditions, t).by;
+    // Most gated pods are True: no walk over the policies for them (a pod event costs what is stranded).
+    if (!pod.readinessGates.some((t) => releasable(pod, t, writerOf(t), false))) return;
+    for (const type of strandedGates(pod, this.#policiesOf(pod.namespace), writerOf)) this.#release(pod, type, 'unclaimed');
   }
 
   /** The level rule over every pod (after the caches synced, after ownership changed). */
@@ -97,7 +99,7 @@ export class GateRelease {
     for (const pod of this.#d.pods.values()) {
       if (pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
       for (const type of pod.readinessGates) {
-        if (releasable(pod, type, conditionWriter(pod.conditions, type).by, false)) this.#release(pod, type, 'orphaned', undefined, Math.round(boundMs / 1000));
+        if (releasable(pod, type, conditionWriter(pod.conditions, type).by, false)) this.#release(pod, type, 'orphaned', { boundSeconds: Math.round(boundMs / 1000) });
       }
     }
   }
@@ -112,17 +114,20 @@ export class GateRelease {
     return claimed(this.#policiesOf(pod.namespace), pod, type);
   }
 
-  #release(pod: Pod, type: string, cause: ReleaseCause, policy?: string, boundSeconds?: number): void {
+  /**
+   * Queues the release. `fresh`: a change this replica saw, in its own words.
+   * Otherwise (the level rule, orphans) a release already desired for the gate
+   * keeps its words, e.g. the cause of the change just before; desired again,
+   * the gate writer writes it again if another writer overwrote it.
+   */
+  #release(pod: Pod, type: string, cause: ReleaseCause, detail: { readonly policy?: string; readonly boundSeconds?: number; readonly fresh?: boolean } = {}): void {
     const ref = { uid: pod.uid, namespace: pod.namespace, name: pod.name };
     const have = pod.conditions.find((c) => c.type === type)?.status;
-    // A release already desired keeps its words (a later look at the same pod finds it stranded too, for a vaguer cause);
-    // desired again, the gate writer writes it again if another writer overwrote it.
     const desired = this.#d.gates.desired(pod.uid, type);
-    if (desired?.status === 'True' && releaseReasons.includes(desired.reason)) {
+    if (detail.fresh !== true && desired?.status === 'True' && releaseReasons.includes(desired.reason)) {
       this.#d.gates.desire(ref, desired, have);
       return;
     }
-    const condition = releaseCondition(type, cause, rfc3339(this.#d.clock.now()), { ...(policy === undefined ? {} : { policy }), ...(boundSeconds === undefined ? {} : { boundSeconds }) });
-    this.#d.gates.desire(ref, condition, have);
+    this.#d.gates.desire(ref, releaseCondition(type, cause, rfc3339(this.#d.clock.now()), detail), have);
   }
 }
