@@ -55,13 +55,15 @@ describe('gates outprobe stops writing are released (real kube-apiserver)', () =
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     await cp.kube.create(policiesPath(ns), { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name: 'web', namespace: ns }, spec });
     const failing = await createFakePod(cp.kube, ns, 'failing', { labels: { app: 'web' }, gate });
-    failing.healthy = false;
     const held = await createFakePod(cp.kube, ns, 'held', { labels: { app: 'web' }, gate });
     held.healthy = false;
     await strategicPatch(cp.kube, `${podsPath(ns)}/held/status`, { metadata: { uid: held.uid }, status: { conditions: [{ type: gate, ...foreign }] } });
     pods.push(failing, held);
     const c = startController(cp.kubeconfigPath, ns, { log: logs.logger(`controller-${ns}`) });
     running.push(c);
+    // Ready first (a missing condition is never written False: it already holds the pod unready), then failing.
+    await waitFor('the pod True', async () => (await gateOf(ns, 'failing'))?.status === 'True', 20_000);
+    failing.healthy = false;
     await waitFor('the failing pod held False by outprobe', async () => (await gateOf(ns, 'failing'))?.reason === 'ProbeFailed', 20_000);
     return { ns, c };
   }
