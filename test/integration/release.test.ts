@@ -8,6 +8,9 @@ import { conditionOf, createFakePod, getPod, mergePatch, strategicPatch, waitFor
 import type { FakePod } from './support/fake-kubelet.ts';
 import { logsOnFailure } from '../support/replicas/index.ts';
 import { releaseGates } from '../../src/release-gates.ts';
+import { planUninstall } from '../../src/failopen/index.ts';
+import type { PodJsonView } from '../../src/failopen/index.ts';
+import { ownReasons } from '../../src/controller/conditions.ts';
 
 /**
  * Nothing stranded (issue 30 deliver 1, ADR 0035) against a real
@@ -174,5 +177,23 @@ describe('gates outprobe stops writing are released (real kube-apiserver)', () =
     assert.equal((scale['spec'] as { replicas?: number }).replicas ?? 0, 0, 'the controller was scaled to 0 first');
     // Run again: nothing left to release.
     assert.deepEqual(await releaseGates(['--kubeconfig', cp.kubeconfigPath, '--namespaces', ns]), { pods: 8, released: 0, foreign: 2, failed: 0 });
+  });
+
+  it('release-gates\' patch is refused when the pod changed after the read: another writer\'s condition set meanwhile stays', async () => {
+    const ns = `race-${Date.now().toString(36)}`;
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const p = await createFakePod(cp.kube, ns, 'raced', { labels: { app: 'web' }, gate });
+    pods.push(p);
+    await strategicPatch(cp.kube, `${podsPath(ns)}/raced/status`, { metadata: { uid: p.uid }, status: { conditions: [{ type: gate, status: 'False', reason: 'ProbeFailed', message: 'x' }] } });
+    const read = await getPod(cp.kube, { namespace: ns, name: 'raced' });
+    const plan = planUninstall(read as PodJsonView, ownReasons, '2026-12-07T00:00:00Z');
+    assert.deepEqual(plan.released, [gate]);
+    // Another writer takes the condition over between the read and the write.
+    await strategicPatch(cp.kube, `${podsPath(ns)}/raced/status`, { metadata: { uid: p.uid }, status: { conditions: [{ type: gate, ...foreign }] } });
+    const r = await cp.kube.call('PATCH', `${podsPath(ns)}/raced/status`, plan.patch, 'application/json-patch+json');
+    assert.ok(r.status === 422 || r.status === 409, `the guarded patch is refused (HTTP ${r.status})`);
+    assert.deepEqual(await gateOf(ns, 'raced').then((g) => ({ status: g?.status, reason: g?.reason, message: g?.message })), foreign);
+    // The CLI reads it again and leaves it alone.
+    assert.deepEqual(await releaseGates(['--kubeconfig', cp.kubeconfigPath, '--namespaces', ns]), { pods: 1, released: 0, foreign: 1, failed: 0 });
   });
 });
