@@ -11,6 +11,10 @@ import { releaseGates } from '../../src/release-gates.ts';
 import { planUninstall } from '../../src/failopen/index.ts';
 import type { PodJsonView } from '../../src/failopen/index.ts';
 import { ownReasons } from '../../src/controller/conditions.ts';
+import { Controller } from '../../src/controller/index.ts';
+import { systemClock, systemRandom } from '../../src/kernel/index.ts';
+import { KubeClient, fromKubeconfig } from '../../src/kube/index.ts';
+import { createGrpcProber, createHttpProber, tcpProbe } from '../../src/probing/index.ts';
 
 /**
  * Nothing stranded (issue 30 deliver 1, ADR 0035) against a real
@@ -195,5 +199,43 @@ describe('gates outprobe stops writing are released (real kube-apiserver)', () =
     assert.deepEqual(await gateOf(ns, 'raced').then((g) => ({ status: g?.status, reason: g?.reason, message: g?.message })), foreign);
     // The CLI reads it again and leaves it alone.
     assert.deepEqual(await releaseGates(['--kubeconfig', cp.kubeconfigPath, '--namespaces', ns]), { pods: 1, released: 0, foreign: 1, failed: 0 });
+  });
+
+  it('orphans: with no live member for longer than the bound, a running replica releases the gates outprobe left False', async () => {
+    const ns = `orphan-${Date.now().toString(36)}`;
+    await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await cp.kube.create(policiesPath(ns), { apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name: 'web', namespace: ns }, spec });
+    const lost = await createFakePod(cp.kube, ns, 'lost', { labels: { app: 'web' }, gate });
+    const held = await createFakePod(cp.kube, ns, 'held', { labels: { app: 'web' }, gate });
+    pods.push(lost, held);
+    await strategicPatch(cp.kube, `${podsPath(ns)}/lost/status`, { metadata: { uid: lost.uid }, status: { conditions: [{ type: gate, status: 'False', reason: 'ProbeFailed', message: 'x' }] } });
+    await strategicPatch(cp.kube, `${podsPath(ns)}/held/status`, { metadata: { uid: held.uid }, status: { conditions: [{ type: gate, ...foreign }] } });
+    // A replica that owns nothing and sees no live member (every shard Lease gone), bound 3 s.
+    const boundMs = 3000;
+    const client = new KubeClient({ connection: fromKubeconfig(cp.kubeconfigPath), clock: systemClock, random: systemRandom, qps: 50, burst: 100 });
+    const controller = new Controller({
+      client, clock: systemClock, random: systemRandom, observe: () => undefined,
+      probers: { httpGet: createHttpProber({ userAgent: 'kube-probe/1.37' }), tcpSocket: tcpProbe, grpc: createGrpcProber({ userAgent: 'kube-probe/1.37' }) },
+      allowedCidrs: ['127.0.0.0/8'], namespaces: [ns], owns: () => false, fleetLive: () => false, orphanAfterMs: boundMs,
+    });
+    const abort = new AbortController();
+    const t0 = Date.now();
+    const done = controller.run(abort.signal);
+    try {
+      const released = await waitFor('the orphaned gate released', async () => {
+        const g = await gateOf(ns, 'lost');
+        return g?.status === 'True' ? g : undefined;
+      }, 15_000, 50);
+      const elapsed = Date.now() - t0;
+      console.log(`# orphan released after ${elapsed} ms (bound ${boundMs} ms): ${released.message ?? ''}`);
+      assert.ok(elapsed >= boundMs, `not before the bound (${elapsed} ms)`);
+      assert.equal(released.reason, 'GateReleased');
+      assert.equal(released.message, 'No live outprobe replica owned this pod for more than 3 s: outprobe released its gate');
+      assert.deepEqual(await gateOf(ns, 'held').then((g) => ({ status: g?.status, reason: g?.reason, message: g?.message })), foreign);
+    } finally {
+      abort.abort();
+      await done;
+      await client.close();
+    }
   });
 });
