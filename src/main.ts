@@ -154,7 +154,7 @@ async function main(): Promise<number> {
     namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
     identity: config.identity,
-    ...shardingHooks(sharding, config.leaseDurationMs),
+    ...shardingHooks(sharding, { client, config, log, stall: loopMonitor }),
     ...guardOptions(sharding !== undefined && config.selfCheck, () => guard.check, metrics),
     ...(peer.guard === undefined ? {} : { secondOpinion: peer.guard }),
   });

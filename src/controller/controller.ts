@@ -14,6 +14,8 @@ import type { Observer, PolicyRef } from './events.ts';
 import { policyEntry, statusOnly } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import { GateRelease } from './release.ts';
+import { FleetRemediation } from './fleet-remediation.ts';
+import type { FleetRemediationDeps } from './fleet-remediation.ts';
 import { Remediator } from './remediation.ts';
 import { answerSecondOpinion, gateSecondOpinion, remediationSecondOpinion } from './second-opinion.ts';
 import { TargetSet } from './target-set.ts';
@@ -100,6 +102,8 @@ export interface ControllerOptions {
   readonly fleetLive?: () => boolean;
   /** @default 30000 (the CLI passes max(30 s, 2 × --lease-duration)) */
   readonly orphanAfterMs?: number;
+  /** The fleet-wide remediation guard's ledger and fleet view (ADR 0033). @default none: this replica's own view */
+  readonly fleetRemediation?: Omit<FleetRemediationDeps, 'clock' | 'tally' | 'pod'>;
 }
 
 /** The per-policy numbers only the replica that probes a pod knows. */
@@ -267,6 +271,7 @@ export class Controller {
       evict: (pod, grace) => evictPod(client, pod, { gracePeriodSeconds: grace }),
       delete: (pod, grace) => deletePod(client, pod, { gracePeriodSeconds: grace }),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.fleetRemediation === undefined ? {} : { fleet: new FleetRemediation({ ...options.fleetRemediation, clock, tally: (key) => this.targets.tally(key), pod: (key) => this.pods.store.get(key) }) }),
     });
     this.#status = new StatusWriter({ client, clock, observe });
   }
@@ -328,7 +333,7 @@ export class Controller {
   /** This replica's diverged count per policy, reported when it changes (the gauge): O(policies). */
   #reportDivergence(): void {
     for (const entry of this.policies.values()) {
-      const n = this.targets.divergedCount(entry.key);
+      const n = this.targets.tally(entry.key)?.diverged ?? 0;
       if (this.#divergedShown.get(entry.key) === n) continue;
       this.#divergedShown.set(entry.key, n);
       this.#o.observe({ type: 'divergence-count', policy: { namespace: entry.namespace, name: entry.name, uid: entry.uid }, diverged: n });

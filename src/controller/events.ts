@@ -54,7 +54,7 @@ export function reflectorEvent(resource: string, s: ReflectorSignal): Controller
   return { type: 'reflector', resource, detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) };
 }
 
-export type RemediationResult = 'evicted' | 'deleted' | 'observe' | 'skipped_budget' | 'rate_limited' | 'halted' | 'pdb_blocked' | 'conflict' | 'not_found' | 'failed';
+export type RemediationResult = 'evicted' | 'deleted' | 'observe' | 'skipped_budget' | 'rate_limited' | 'halted' | 'waiting' | 'pdb_blocked' | 'conflict' | 'not_found' | 'failed';
 
 export interface PolicyRef {
   readonly namespace: string;

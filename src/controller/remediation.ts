@@ -4,6 +4,7 @@ import type { ProbePolicy } from '../policy/index.ts';
 import { RemediationRate, budgetCountsOf, budgetDecisionFromCounts, effectiveAction, effectiveBudget, noRemediationLimits } from '../writeback/index.ts';
 import type { BudgetCounts, BudgetPod, DisruptionResult, DisruptionTarget, RemediationLimits } from '../writeback/index.ts';
 import type { Observer, PolicyRef, RemediationResult } from './events.ts';
+import type { FleetGuard } from './fleet-remediation.ts';
 
 /** A liveness or startup Failure that asks for the pod to go. */
 export interface RemediationRequest {
@@ -67,6 +68,13 @@ export interface RemediatorDeps {
   readonly pdbRetryMs?: number;
   /** The installer's limits no policy can exceed. @default noRemediationLimits */
   readonly limits?: RemediationLimits;
+  /**
+   * The fleet-wide guard (ADR 0033): waits while outprobe cannot tell a dead
+   * pod from its own trouble, decides the budget over every replica's
+   * failing pods and remediations, and reserves each remediation in the
+   * policy's ledger before it is sent. @default none: this replica's own view
+   */
+  readonly fleet?: FleetGuard;
 }
 
 interface Pending {
@@ -100,6 +108,8 @@ export class Remediator {
   /** Pods remediated and not yet gone, for the budget: UID → pod key. */
   readonly #remediating = new Map<string, string>();
   readonly #halted = new Map<string, boolean>();
+  /** Policies a ledger reservation found halted since the last step. */
+  readonly #reserveHalted = new Set<string>();
   readonly #counts = new Map<string, number>();
   readonly #limits: RemediationLimits;
   /** Shared by every policy: the installer's remediations per minute. */
@@ -154,8 +164,15 @@ export class Remediator {
         p.held = true;
         continue;
       }
+      const wait = this.#d.fleet?.wait(p.req, p.requestedAt);
+      if (wait !== undefined) {
+        this.#tell(p, { ref: policyRef(policy), pod, action: effectiveAction(policy.spec.liveness?.action ?? 'Evict', this.#limits) }, 'waiting', wait.message);
+        continue;
+      }
       this.#consider(p, pod, policy, haltedNow);
     }
+    for (const key of this.#reserveHalted) haltedNow.add(key);
+    this.#reserveHalted.clear();
     this.#updateHalts(haltedNow);
   }
 
@@ -163,7 +180,9 @@ export class Remediator {
     const ref = policyRef(policy);
     const action = effectiveAction(policy.spec.liveness?.action ?? 'Evict', this.#limits);
     const budget = effectiveBudget(policy.spec.remediation, this.#limits);
-    const decision = budgetDecisionFromCounts(this.#budgetCounts(p.req, pod.uid), budget);
+    const fleet = this.#d.fleet;
+    const policyUid = policy.metadata.uid ?? '';
+    const decision = fleet === undefined ? budgetDecisionFromCounts(this.#budgetCounts(p.req, pod.uid), budget) : fleet.decide(p.req, pod, policyUid, budget, this.#remediating);
     if (!decision.allow) {
       if (decision.reason === 'halted') haltedNow.add(p.req.policy);
       const clamped = budget === policy.spec.remediation ? '' : ` (the policy asks ${policy.spec.remediation.haltAbovePercentFailing}%; the installer's ceiling applies)`;
@@ -181,17 +200,48 @@ export class Remediator {
       return;
     }
     p.inFlight = true;
-    this.#remediating.set(pod.uid, p.req.podKey);
     const target: DisruptionTarget = { uid: pod.uid, namespace: pod.namespace, name: pod.name, resourceVersion: pod.resourceVersion };
-    const grace = gracePeriod(p.req, pod);
-    const call = action === 'Evict' ? this.#d.evict(target, grace) : this.#d.delete(target, grace);
-    void call.then(
-      (result) => this.#settle(p, ref, pod, action, result),
-      (error: unknown) => {
+    const failed = (error: unknown): void => {
+      p.inFlight = false;
+      this.#remediating.delete(pod.uid);
+      p.notBefore = this.#d.clock.now() + (this.#d.pdbRetryMs ?? 5000);
+      this.#d.observe({ type: 'remediation', policy: ref, pod: target, action, result: 'failed', message: String(error) });
+    };
+    const send = (): void => {
+      const grace = gracePeriod(p.req, pod);
+      const call = action === 'Evict' ? this.#d.evict(target, grace) : this.#d.delete(target, grace);
+      void call.then(
+        (result) => {
+          if (result !== 'done') fleet?.release(p.req, pod, policyUid);
+          this.#settle(p, ref, pod, action, result);
+        },
+        (error: unknown) => {
+          fleet?.release(p.req, pod, policyUid);
+          failed(error);
+        },
+      );
+    };
+    if (fleet === undefined) {
+      this.#remediating.set(pod.uid, p.req.podKey);
+      send();
+      return;
+    }
+    // The ledger first (ADR 0033): every replica's remediations in flight count before this one is sent.
+    const remediating = new Map(this.#remediating);
+    this.#remediating.set(pod.uid, p.req.podKey);
+    fleet.reserve(p.req, pod, policyUid, budget, remediating).then(
+      (reserved) => {
+        if (reserved.allow) {
+          send();
+          return;
+        }
         p.inFlight = false;
         this.#remediating.delete(pod.uid);
-        p.notBefore = this.#d.clock.now() + (this.#d.pdbRetryMs ?? 5000);
-        this.#d.observe({ type: 'remediation', policy: ref, pod: target, action, result: 'failed', message: String(error) });
+        if (reserved.reason === 'halted') this.#reserveHalted.add(p.req.policy);
+        this.#tell(p, { ref, pod, action }, reserved.reason === 'halted' ? 'halted' : 'skipped_budget', reserved.message);
+      },
+      (error: unknown) => {
+        failed(new Error(`remediation ledger: ${String(error)}`));
       },
     );
   }

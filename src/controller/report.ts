@@ -162,6 +162,7 @@ function reportRemediation(
     skipped_budget: ['Warning', 'RemediationDeferred'],
     rate_limited: ['Warning', 'RemediationDeferred'],
     halted: ['Warning', 'RemediationHalted'],
+    waiting: ['Normal', 'RemediationWaiting'],
     pdb_blocked: ['Warning', 'RemediationBlocked'],
     conflict: ['Normal', 'RemediationSkipped'],
     not_found: ['Normal', 'RemediationSkipped'],

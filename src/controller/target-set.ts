@@ -228,9 +228,9 @@ export class TargetSet {
     return this.#tallies.get(policyKey)?.budgetCounts(candidate, remediating) ?? { pods: 0, failing: 0, unavailable: 0 };
   }
 
-  /** This replica's count of the policy's diverged pods (ADR 0023). */
-  divergedCount(policyKey: string): number {
-    return this.#tallies.get(policyKey)?.diverged ?? 0;
+  /** The policy's tally (its diverged count, ADR 0023; the fleet budget's counts, ADR 0033). */
+  tally(policyKey: string): PolicyTally | undefined {
+    return this.#tallies.get(policyKey);
   }
 
   /** The policy's status input, from counts kept as pods and targets change: O(1) in pods. */

@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config/index.ts';
-import type { ControllerOptions } from '../controller/index.ts';
+import type { ControllerOptions, LocalCounts } from '../controller/index.ts';
 import { orphanBoundMs } from '../failopen/index.ts';
 import { systemClock, systemRandom } from '../kernel/index.ts';
 import { KubeClient } from '../kube/index.ts';
+import type { Pod } from '../kube/index.ts';
 import type { EventRecorder, Logger, Metrics } from '../observability/index.ts';
-import { PodProof, ShardMembership, shardReporter } from '../sharding/index.ts';
+import { PodProof, ShardMembership, isLive, shardReporter } from '../sharding/index.ts';
+import { LedgerStore } from '../writeback/index.ts';
 import type { MemberClaim } from '../sharding/index.ts';
 
 export interface Sharding {
@@ -85,21 +87,46 @@ export function startSharding(deps: { readonly config: Config; readonly client: 
 }
 
 /**
- * The controller's sharding hooks (none without sharding: it probes every pod).
- * `fleetLive`: a live shard Lease, this replica's or a peer's; without one for
- * longer than max(30 s, 2 × the Lease duration) no replica owns any pod and
- * outprobe's gates are released (ADR 0035).
+ * The controller's sharding hooks (none without sharding: it probes every
+ * pod). With `ledger`, the fleet-wide remediation guard (ADR 0033): the
+ * policies' remediation ledgers in the Lease namespace, peers' failing
+ * counts and membership changes from the shard Leases, stalls from the
+ * event-loop monitor. `fleetLive`: a live shard Lease, this replica's or a
+ * peer's; without one for longer than max(30 s, 2 × the Lease duration) no
+ * replica owns any pod and outprobe's gates are released (ADR 0035).
  */
-export function shardingHooks(sharding: ShardMembership | undefined, leaseDurationMs = 15_000): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs'> {
+export function shardingHooks(
+  sharding: ShardMembership | undefined,
+  ledger?: { readonly client: KubeClient; readonly config: Config; readonly log: Logger; readonly stall?: { stalledWithin(ms: number): boolean } },
+): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs' | 'fleetRemediation'> {
   if (sharding === undefined) return {};
-  return {
-    owns: (pod) => sharding.owns(pod),
-    gainedAt: (pod) => sharding.gainedAt(pod),
-    mayRemediate: (pod) => sharding.mayRemediate(pod),
-    writesStatus: (uid) => sharding.writesStatus(uid),
-    aggregate: (key, local) => sharding.aggregate(key, local),
+  const hooks = {
+    owns: (pod: Pod) => sharding.owns(pod),
+    gainedAt: (pod: Pod) => sharding.gainedAt(pod),
+    mayRemediate: (pod: Pod) => sharding.mayRemediate(pod),
+    writesStatus: (uid: string) => sharding.writesStatus(uid),
+    aggregate: (key: string, local: LocalCounts) => sharding.aggregate(key, local),
     fleetLive: () => (sharding.members?.length ?? 0) > 0 || sharding.peerLeases().length > 0,
-    orphanAfterMs: orphanBoundMs(leaseDurationMs),
+    orphanAfterMs: orphanBoundMs(ledger?.config.leaseDurationMs ?? 15_000),
+  };
+  if (ledger === undefined) return hooks;
+  const { client, config, log, stall } = ledger;
+  const store = new LedgerStore({ client, clock: systemClock, namespace: config.leaseNamespace ?? client.connection.namespace, replica: config.identity });
+  const fleet = {
+    leaseDurationMs: config.leaseDurationMs,
+    membershipChangedAt: () => sharding.changedAt,
+    peers: () => sharding.peerLeases().filter((l) => isLive(l, systemClock.now())),
+    failing: (key: string, local: number) => sharding.aggregate(key, { failing: local, erroring: 0, remediations: 0 }).failing,
+    owns: (pod: Pod) => sharding.owns(pod),
+  };
+  return {
+    ...hooks,
+    fleetRemediation: {
+      store,
+      fleet,
+      ...(stall === undefined ? {} : { stalledWithin: (ms: number) => stall.stalledWithin(ms) }),
+      onError: (error: unknown) => log.warn('remediation ledger: taking an entry out failed (the window prunes it)', { error: String(error) }),
+    },
   };
 }
 

@@ -13,7 +13,7 @@ export type TransitionToLabel = 'unknown' | 'success' | 'failure';
 export type GateWriteResult = 'written' | 'gone' | 'failed';
 export type RemediationAction = 'Evict' | 'Delete';
 export type RemediationResultLabel =
-  | 'evicted' | 'deleted' | 'skipped_budget' | 'rate_limited' | 'halted' | 'conflict' | 'not_found' | 'pdb_blocked' | 'observe' | 'failed';
+  | 'evicted' | 'deleted' | 'skipped_budget' | 'rate_limited' | 'halted' | 'waiting' | 'conflict' | 'not_found' | 'pdb_blocked' | 'observe' | 'failed';
 /** What became of one `EventRecorder.record()` call. */
 export type EventResultLabel = 'created' | 'bumped' | 'failed';
 /** Why an Event was not written: its write queue was full, the per-object rate cap, the write failed, or it was still queued at shutdown. */

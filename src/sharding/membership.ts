@@ -95,6 +95,7 @@ export class ShardMembership {
   /** Verdicts per Lease object, for one generation of the proof's caches. */
   #verdicts = new WeakMap<ShardLease, { readonly gen: number; readonly verdict: Verdict }>();
   #gen = 0;
+  #changedAt: number | undefined;
   /** `<lease name>\n<reason>` already reported. */
   readonly #reported = new Set<string>();
   #rejectedNow = '';
@@ -122,6 +123,11 @@ export class ShardMembership {
         this.#proofWake.abort();
       };
     }
+  }
+
+  /** When the live members last changed (a handover began); undefined before this replica joined (ADR 0033). */
+  get changedAt(): number | undefined {
+    return this.#changedAt;
   }
 
   /** Live members as last computed; undefined before this replica joined. */
@@ -408,6 +414,7 @@ export class ShardMembership {
     const before = this.#members;
     if (before !== undefined && before.join('\n') === members.join('\n')) return;
     this.#members = members;
+    this.#changedAt = now;
     this.#owners = new Map();
     const pods = [...this.#host.pods()];
     this.#handover.update(before, members, pods.map((p) => p.uid), now);

@@ -28,7 +28,7 @@ export interface BudgetSpec {
 
 export type BudgetDecision =
   | { readonly allow: true }
-  | { readonly allow: false; readonly reason: 'halted' | 'budget'; readonly message: string };
+  | { readonly allow: false; readonly reason: 'halted' | 'budget' | 'share'; readonly message: string };
 
 export function resolveMaxUnavailable(value: number | string, total: number): number {
   if (typeof value === 'number') return value;

@@ -90,6 +90,14 @@ export class EventLoopMonitor implements StallGuard {
     };
   }
 
+  /** Did the event loop stall (beyond the bound) within the last `ms`, or is it stalled now? (ADR 0033) */
+  stalledWithin(ms: number): boolean {
+    if (this.#boundMs <= 0) return false;
+    const now = this.#now();
+    const pendingFrom = this.#dueAt !== undefined && this.#dueAt + this.#boundMs < now ? this.#dueAt : undefined;
+    return this.#log.longestWithin(now - ms, now, pendingFrom) > 0;
+  }
+
   #schedule(): void {
     this.#dueAt = this.#now() + this.#intervalMs;
     this.#cancel = this.#arm(() => {
