@@ -414,7 +414,8 @@ export class ShardMembership {
     const before = this.#members;
     if (before !== undefined && before.join('\n') === members.join('\n')) return;
     this.#members = members;
-    this.#changedAt = now;
+    // A replica alone at its start takes pods from nobody: no handover (ADR 0033).
+    if (before !== undefined || members.length > 1) this.#changedAt = now;
     this.#owners = new Map();
     const pods = [...this.#host.pods()];
     this.#handover.update(before, members, pods.map((p) => p.uid), now);
