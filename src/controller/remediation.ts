@@ -158,22 +158,29 @@ export class Remediator {
         this.#pending.delete(uid);
         continue;
       }
-      if (this.#d.mayRemediate?.(pod) === false) continue;
-      if (this.#d.mayAct?.(p.requestedAt) === false) {
-        if (!p.held) this.#d.onHeld?.(p.req);
-        p.held = true;
-        continue;
-      }
-      const wait = this.#d.fleet?.wait(p.req, p.requestedAt);
-      if (wait !== undefined) {
-        this.#tell(p, { ref: policyRef(policy), pod, action: effectiveAction(policy.spec.liveness?.action ?? 'Evict', this.#limits) }, 'waiting', wait.message);
-        continue;
-      }
+      if (this.#d.mayRemediate?.(pod) === false || this.#heldBack(p, pod, policy)) continue;
       this.#consider(p, pod, policy, haltedNow);
     }
     for (const key of this.#reserveHalted) haltedNow.add(key);
     this.#reserveHalted.clear();
     this.#updateHalts(haltedNow);
+  }
+
+  /**
+   * The peer write guard holds it (issue 13), or the fleet guard says to
+   * wait (ADR 0033: outprobe cannot tell a dead pod from its own trouble
+   * now); it stays pending and is asked again on the next step.
+   */
+  #heldBack(p: Pending, pod: Pod, policy: ProbePolicy): boolean {
+    if (this.#d.mayAct?.(p.requestedAt) === false) {
+      if (!p.held) this.#d.onHeld?.(p.req);
+      p.held = true;
+      return true;
+    }
+    const wait = this.#d.fleet?.wait(p.req, p.requestedAt);
+    if (wait === undefined) return false;
+    this.#tell(p, { ref: policyRef(policy), pod, action: effectiveAction(policy.spec.liveness?.action ?? 'Evict', this.#limits) }, 'waiting', wait.message);
+    return true;
   }
 
   #consider(p: Pending, pod: Pod, policy: ProbePolicy, haltedNow: Set<string>): void {

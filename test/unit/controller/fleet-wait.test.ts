@@ -20,8 +20,9 @@ void describe('when remediation waits (ADR 0033)', () => {
 
   void it('waits while a peer has not renewed its report since the failure settled', () => {
     const w = fleetWait({ ...base, peers: [{ holder: 'r2', renewedAt: 95_000 }, { holder: 'r3', renewedAt: 91_999 }] });
-    assert.equal(w?.cause, 'peers-stale');
-    assert.match(w?.message ?? '', /r3/);
+    assert.ok(w !== undefined);
+    assert.equal(w.cause, 'peers-stale');
+    assert.match(w.message, /r3/);
     assert.equal(fleetWait({ ...base, peers: [{ holder: 'r3', renewedAt: Number.NaN }] })?.cause, 'peers-stale');
     assert.equal(fleetWait({ ...base, peers: [] }), undefined, 'no peers: nothing to wait for');
   });
