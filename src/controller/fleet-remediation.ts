@@ -50,6 +50,8 @@ export interface FleetRemediationDeps {
 /** The FleetGuard over a LedgerStore, the shard membership and this replica's tallies. */
 export class FleetRemediation implements FleetGuard {
   readonly #d: FleetRemediationDeps;
+  /** The policy's pods this replica owns, counted at most once a second (a walk over the policy's pods: ADR 0031 keeps it off every step). */
+  readonly #owned = new Map<string, { readonly at: number; readonly n: number }>();
 
   constructor(deps: FleetRemediationDeps) {
     this.#d = deps;
@@ -82,6 +84,18 @@ export class FleetRemediation implements FleetGuard {
     this.#d.store.release(policyUid, pod.uid).catch((error: unknown) => this.#d.onError?.(error));
   }
 
+  #ownedPods(policyKey: string, tally: PolicyTally, now: number): number {
+    const cached = this.#owned.get(policyKey);
+    if (cached !== undefined && now - cached.at < 1000 && now >= cached.at) return cached.n;
+    let n = 0;
+    for (const key of tally.podKeys()) {
+      const p = this.#d.pod(key);
+      if (p !== undefined && p.deletionTimestamp === undefined && this.#d.fleet.owns(p)) n++;
+    }
+    this.#owned.set(policyKey, { at: now, n });
+    return n;
+  }
+
   #input(req: RemediationRequest, pod: Pod, ledger: readonly LedgerEntry[], remediating: ReadonlyMap<string, string>): FleetBudgetInput {
     const tally = this.#d.tally(req.policy);
     const self = this.#d.store.replica;
@@ -96,18 +110,11 @@ export class FleetRemediation implements FleetGuard {
       if (!m.counted) return 'terminating';
       return m.available ? 'available' : 'unavailable';
     };
-    let owned = 0;
-    if (tally !== undefined) {
-      for (const key of tally.podKeys()) {
-        const p = this.#d.pod(key);
-        if (p !== undefined && p.deletionTimestamp === undefined && this.#d.fleet.owns(p)) owned++;
-      }
-    }
     return {
       self,
       candidateUid: pod.uid,
       pods: tally?.pods ?? 0,
-      ownedPods: owned,
+      ownedPods: tally === undefined ? 0 : this.#ownedPods(req.policy, tally, now),
       failing: this.#d.fleet.failing(req.policy, tally?.failing ?? 0),
       unavailable: tally?.budgetCounts({ uid: pod.uid, podKey: req.podKey }, new Map()).unavailable ?? 0,
       entries,
