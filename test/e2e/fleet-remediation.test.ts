@@ -10,6 +10,8 @@
 //     no eviction, the halt reported.
 // (b) two pods fail liveness for real: exactly those two are remediated, never more than
 //     maxUnavailable at once.
+// (c) kill -9 of a replica while three of its pods are unreachable (replies delayed past the
+//     probe timeout) around the handover: no pod evicted (a handover in progress is a wait).
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -190,5 +192,27 @@ describe(`fleet-wide remediation: 3 replicas, ${podCount} pods, halt above ${hal
     assert.deepEqual(evicted, dying.map((p) => p.name).sort(), 'exactly the failing pods, each once');
     assert.deepEqual([...removed.keys()].sort(), dying.map((p) => p.name).sort());
     assert.ok(mostTerminating <= maxUnavailable, `${mostTerminating} terminating at once`);
+  });
+
+  it('(c) kill -9 of a replica while 3 of its pods are unreachable around the handover: no healthy pod evicted', async () => {
+    const victim = 'r2';
+    const left = pods.filter((p) => !removed.has(p.name));
+    const cut = left.filter((p) => owner(ids, p.uid) === victim).slice(0, 3);
+    assert.equal(cut.length, 3, `${victim} owns 3 pods still there`);
+    logs.subjects(...cut.map((p) => p.name));
+    const before = removed.size;
+    const killedAt = Date.now();
+    for (const p of cut) await podserve!.setDelay(p.name, 3000); // beyond the probe's 1 s timeout: unreachable
+    replicas.get(victim)!.child.kill('SIGKILL');
+    await replicas.get(victim)!.exited;
+    // Unreachable until the survivors have taken the pods over (lease) and probed them past failureThreshold.
+    await sleep(leaseMs + 2 * periodMs);
+    for (const p of cut) await podserve!.setDelay(p.name, 0);
+    await sleep(leaseMs + 4 * periodMs);
+    const evicted = evictedSince(killedAt);
+    const waited = [...replicas.values()].flatMap((r) => r.lines.filter((l) => l.at >= killedAt && l.o['result'] === 'waiting')).length;
+    log(`(c) kill -9 of ${victim}: evictions ${evicted.length} (${evicted.join(', ') || 'none'}), RemediationWaiting ${waited}`);
+    assert.deepEqual(evicted, [], 'no healthy pod evicted around the handover');
+    assert.equal(removed.size, before);
   });
 });
