@@ -238,8 +238,16 @@ export class Remediator {
     this.#remediating.set(pod.uid, p.req.podKey);
     fleet.reserve(p.req, pod, policyUid, budget, remediating).then(
       (reserved) => {
-        if (reserved.allow) {
+        if (reserved.allow && this.#d.stillFailing(p.req)) {
           send();
+          return;
+        }
+        if (reserved.allow) {
+          // It passed again while the ledger was read and written: nothing to do, the entry goes.
+          p.inFlight = false;
+          this.#remediating.delete(pod.uid);
+          this.#pending.delete(pod.uid);
+          fleet.release(p.req, pod, policyUid);
           return;
         }
         p.inFlight = false;
