@@ -169,6 +169,26 @@ void describe('EventLoopMonitor (fake clock, fake timer)', () => {
     assert.ok(armed());
   });
 
+  void it('stalledWithin (ADR 0033): a stall above the bound within the window, or one going on now; never with bound 0', () => {
+    const { t, monitor, fireAt } = fakeMonitor(bound);
+    monitor.start();
+    fireAt(t.now + 20);
+    assert.equal(monitor.stalledWithin(2000), false);
+    fireAt(t.now + 20 + bound + 100); // a stall of bound + 100 ms
+    assert.equal(monitor.stalledWithin(2000), true);
+    t.now += 2500;
+    assert.equal(monitor.stalledWithin(2000), true, 'the sampler is overdue by far more than the bound: stalled now');
+    fireAt(t.now);
+    t.now += 100;
+    assert.equal(monitor.stalledWithin(2000), true, 'the stall that just ended is within the window');
+    for (let i = 0; i < 150; i++) fireAt(t.now + 20); // 3 s on time
+    assert.equal(monitor.stalledWithin(2000), false, 'older than the window');
+    const off = fakeMonitor(0);
+    off.monitor.start();
+    off.fireAt(off.t.now + 5000);
+    assert.equal(off.monitor.stalledWithin(10_000), false);
+  });
+
   void it('on the real clock and timer, a 600 ms busy loop voids a failure that overlapped it', async () => {
     const monitor = new EventLoopMonitor({ boundMs: bound });
     monitor.start();
