@@ -21,7 +21,7 @@ import { owner } from '../../src/sharding/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from '../integration/support/controller.ts';
-import { conditionOf, waitFor } from '../integration/support/fake-kubelet.ts';
+import { conditionOf, statusBody, strategicPatch, waitFor } from '../integration/support/fake-kubelet.ts';
 import { createPodNet, podNetSupport } from '../support/podnet/index.ts';
 import type { PodNet, Sandbox } from '../support/podnet/index.ts';
 import { startPodserve } from '../support/podserve/index.ts';
@@ -178,6 +178,12 @@ describe(`fleet-wide remediation: 3 replicas, ${podCount} pods, halt above ${hal
     assert.deepEqual(evicted, [], 'no pod evicted while every pod of the policy fails');
     assert.equal(removed.size, 0, 'no pod removed');
     assert.ok(haltedCondition || halts(t0).length > 0, 'the halt is reported (RemediationHalted)');
+    // A liveness Failure holds its target until the container restarts (the kubelet's rule,
+    // §3.3): every pod stays failing, and the policy halted, until then. The test restarts
+    // them as the kubelet would, so (b) and (c) start from healthy pods.
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    for (const p of pods) await strategicPatch(cp!.kube, `/api/v1/namespaces/${ns}/pods/${p.name}/status`, statusBody(p.uid, p.ip, 1, now, net!.nodeOf(p.node).ip));
+    await waitFor('the halt over once the containers restarted', () => Promise.resolve([...replicas.values()].some((r) => r.lines.some((l) => l.at >= t0 && l.o['msg'] === 'Remediation resumed'))), 20_000, 200);
   });
 
   it('(b) two pods fail liveness for real: exactly those two remediated, at most maxUnavailable at once', async () => {
