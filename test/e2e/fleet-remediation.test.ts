@@ -170,7 +170,7 @@ describe(`fleet-wide remediation: 3 replicas, ${podCount} pods, halt above ${hal
       if (conditionOf(policy, 'RemediationHalted')?.status === 'True') haltedCondition = true;
       await sleep(250);
     }
-    for (const p of pods) await podserve!.setHealthy(p.name, true);
+    for (const p of pods) if (!removed.has(p.name)) await podserve!.setHealthy(p.name, true);
     // Requests queued during the failure are dropped once the pods pass again (settle: period + timeout).
     await sleep(3 * periodMs + 1000);
     const evicted = evictedSince(t0);
