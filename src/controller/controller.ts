@@ -19,6 +19,7 @@ import type { FleetRemediationDeps } from './fleet-remediation.ts';
 import { Remediator } from './remediation.ts';
 import { answerSecondOpinion, gateSecondOpinion, remediationSecondOpinion } from './second-opinion.ts';
 import { TargetSet } from './target-set.ts';
+import type { FleetMembers } from './fleet-gates.ts';
 import type { Probers } from './runner.ts';
 import { StatusWriter } from './status-writer.ts';
 
@@ -86,6 +87,12 @@ export interface ControllerOptions {
   readonly secondOpinion?: { confirm(question: Question): boolean };
   /** This replica's name, in divergence Events. @default 'outprobe' */
   readonly identity?: string;
+  /**
+   * The live members and who owns a pod among them (sharding), for the
+   * policy-wide readiness cap split between the replicas (ADR 0032).
+   * @default this replica alone owns every pod
+   */
+  readonly fleet?: FleetMembers;
   /** Does this replica write this policy's status (one writer per policy)? @default always */
   readonly writesStatus?: (policyUid: string) => boolean;
   /**
@@ -199,9 +206,16 @@ export class Controller {
         observe({ type: 'gate-write', pod, condition, result, timing, ...(policy === undefined ? {} : { policy }), ...(error === undefined ? {} : { error }) });
       },
       onRepair: (pod, condition, serverStatus) => observe({ type: 'gate-repair', pod, condition, serverStatus }),
-      ...(options.confirmedSince === undefined && options.secondOpinion === undefined
-        ? {}
-        : { mayWrite: (c, since, ctx) => this.#mayWriteGate(c, since, ctx) }),
+      // The readiness cap first (ADR 0032: no False beyond this replica's allowance), then the peer guard
+      // and the second opinion; what all let through is counted as sent.
+      mayWrite: (c, since, ctx) => {
+        this.#heldByPeerGuard = false;
+        const readiness = this.targets.readiness;
+        if (!readiness.maySend(c, ctx.pod)) return false;
+        if (!this.#mayWriteGate(c, since, ctx)) return false;
+        readiness.sending(c, ctx.pod);
+        return true;
+      },
       // Counted as the peer guard's only when the peer guard held it (the second opinion has its own metrics).
       onHeld: () => {
         if (this.#heldByPeerGuard) options.onHeld?.('gate_false');
@@ -246,6 +260,7 @@ export class Controller {
       ...(options.gainedAt === undefined ? {} : { gainedAt: options.gainedAt }),
       stall: options.stallGuard,
       replica: options.identity,
+      fleet: options.fleet,
     });
     this.release = new GateRelease({
       clock,

@@ -24,6 +24,12 @@ export type ControllerEvent =
   | { readonly type: 'remediation'; readonly policy: PolicyRef; readonly pod: PodRef; readonly action: 'Evict' | 'Delete'; readonly result: RemediationResult; readonly message: string }
   /** A policy's panic threshold state changed (ADR 0015): started, ended, or new counts. */
   | { readonly type: 'readiness-panic'; readonly policy: PolicyRef; readonly change: 'started' | 'ended' | 'counts'; readonly panic: boolean; readonly counts: PanicCounts }
+  /**
+   * The hold at the start of a mass failure (ADR 0032) began (`holding`) or
+   * ended: `arrived` of this replica's gated pods turned failing within
+   * `windowMs`, more than the `allowance` it may hold False.
+   */
+  | { readonly type: 'readiness-hold'; readonly policy: PolicyRef; readonly holding: boolean; readonly arrived: number; readonly allowance: number; readonly windowMs: number }
   | { readonly type: 'halt'; readonly policy: PolicyRef; readonly halted: boolean; readonly message: string }
   | { readonly type: 'policy-invalid'; readonly policy: PolicyRef; readonly issues: readonly PolicyIssue[] }
   | { readonly type: 'policy-valid'; readonly policy: PolicyRef }

@@ -1,5 +1,5 @@
 import { decidePanic, panicCounts } from '../panic/index.ts';
-import type { FailingPod, PanicCounts, PanicState } from '../panic/index.ts';
+import type { PanicCounts, PanicInput, PanicState } from '../panic/index.ts';
 import type { Observer, PolicyRef } from './events.ts';
 
 /** A policy's panic state as status and sharding see it (counts of this replica's share). */
@@ -22,7 +22,7 @@ export class PanicGuard {
     this.#observe = observe;
   }
 
-  evaluate(policyKey: string, policy: PolicyRef, input: { readonly maxUnreadyPercent: number; readonly gated: number; readonly failing: readonly FailingPod[] }): PanicState {
+  evaluate(policyKey: string, policy: PolicyRef, input: PanicInput): PanicState {
     const previous = this.#states.get(policyKey)?.state;
     const state = decidePanic(input, previous);
     this.#states.set(policyKey, { state, policy });

@@ -90,6 +90,11 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       emit(policyObject(e.policy), e.panic ? 'Warning' : 'Normal', e.panic ? 'ReadinessPanic' : 'ReadinessPanicEnded', message);
       log.warn(message, { policy: ref(e.policy) });
     },
+    'readiness-hold': (e) => {
+      const fields = { policy: ref(e.policy), arrived: e.arrived, allowance: e.allowance, windowSeconds: e.windowMs / 1000 };
+      if (e.holding) log.warn('readiness hold: failures arrive faster than this replica may hold them False; no new False gate until the hold ends', fields);
+      else log.info('readiness hold ended', fields);
+    },
     halt: (e) => {
       emit(policyObject(e.policy), e.halted ? 'Warning' : 'Normal', e.halted ? 'RemediationHalted' : 'RemediationResumed', e.message);
       log.warn(e.message, { policy: ref(e.policy) });

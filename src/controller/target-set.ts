@@ -1,8 +1,6 @@
 import type { Clock } from '../kernel/index.ts';
 import { flatKey, podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
-import { panicMessage } from '../panic/index.ts';
-import type { FailingPod, PanicState } from '../panic/index.ts';
 import { handoverFirstPass, spreadDueAt } from '../probing/index.ts';
 import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
 import { decideDivergence, divergenceMessage } from '../divergence/index.ts';
@@ -13,12 +11,13 @@ import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
 import type { AddressGuard, PlanIssue, TargetPlan } from '../targets/index.ts';
 import type { BudgetCounts, BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
-import { conditionWriter, gateConditionFor, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
+import { conditionWriter, gateConditionFor, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
 import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import type { RemediationRequest, Remediator } from './remediation.ts';
-import { PanicGuard } from './panic.ts';
+import { ReadinessGuard } from './readiness-guard.ts';
+import type { FleetMembers } from './fleet-gates.ts';
 import { PolicyTally, markFields } from './policy-tally.ts';
 import type { PodMark } from './policy-tally.ts';
 import type { PanicReport } from './panic.ts';
@@ -52,16 +51,14 @@ export interface TargetSetDeps {
   readonly stall?: StallGuard | undefined;
   /** This replica's name, in divergence Events ("fails from replica X"). @default 'outprobe' */
   readonly replica?: string | undefined;
+  /** Live members and pod owners, for the fleet-wide readiness cap (ADR 0032). @default this replica alone */
+  readonly fleet?: FleetMembers | undefined;
 }
 
 const podRef = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, name: pod.name });
 
 function gateStatus(pod: Pod, type: string): string | undefined {
   return pod.conditions.find((c) => c.type === type)?.status;
-}
-
-function conditionReason(pod: Pod, type: string): string | undefined {
-  return pod.conditions.find((c) => c.type === type)?.reason;
 }
 
 /** Another writer (not outprobe) set this pod's condition of this type: outprobe leaves it alone. */
@@ -109,13 +106,25 @@ export class TargetSet {
   readonly #planIssues = new Map<string, Map<string, PlanIssue>>();
   /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
   readonly #conflicts = new Map<string, Map<string, string>>();
-  readonly #panic: PanicGuard;
+  readonly #readiness: ReadinessGuard;
   /** policy key → its scheduler share (see #shareOf). */
   readonly #shares = new Map<string, { readonly namespace: string; readonly policy: string }>();
 
   constructor(deps: TargetSetDeps) {
     this.#d = deps;
-    this.#panic = new PanicGuard(deps.observe);
+    this.#readiness = new ReadinessGuard({
+      clock: deps.clock,
+      observe: deps.observe,
+      gates: deps.gates,
+      policies: deps.policies,
+      pods: deps.pods,
+      owns: deps.owns,
+      self: deps.replica ?? 'outprobe',
+      fleet: deps.fleet,
+      target: (key) => this.#targets.get(key),
+      writesHere: (target, pod, type) => this.#writesHere(target, pod, type),
+      tally: (key) => this.#tallies.get(key),
+    });
   }
 
   get size(): number {
@@ -144,6 +153,7 @@ export class TargetSet {
     if (type === 'DELETED') {
       this.#dropPod(pod.uid);
       this.#unmark(podKeyOf(pod));
+      this.#readiness.dropPod(podKeyOf(pod));
       this.#seq.delete(podKeyOf(pod));
       return;
     }
@@ -182,6 +192,7 @@ export class TargetSet {
     for (const key of [...(this.#byPod.get(pod.uid) ?? [])]) if (!wanted.has(key)) this.#remove(key);
     for (const plan of wanted.values()) this.#upsert(plan, pod, old);
     this.#mark(pod, selecting);
+    this.#readiness.notePod(pod, selecting);
   }
 
   /** The targets every policy that selects the pod asks for, its plan issues, and the policies that lost a gate-type claim on it. */
@@ -202,7 +213,7 @@ export class TargetSet {
   policyRemoved(entry: PolicyEntry): void {
     for (const key of [...(this.#byPolicy.get(entry.key) ?? [])]) this.#remove(key);
     this.#conflicts.delete(entry.key);
-    this.#panic.forget(entry.key);
+    this.#readiness.forget(entry.key);
     // A younger policy that lost its claim on this gate type takes it over now.
     this.#replan(new Set(this.#tallies.get(entry.key)?.podKeys()));
     this.#tallies.delete(entry.key);
@@ -255,7 +266,7 @@ export class TargetSet {
       planIssues: tally.planIssues(),
       containerProbeIssues: tally.probeIssues,
       halted: remediator.halted(entry.key),
-      readinessPanic: this.#panic.report(entry.key),
+      readinessPanic: this.#readiness.report(entry.key),
     };
   }
 
@@ -531,7 +542,7 @@ export class TargetSet {
     const pod = this.#d.pods.get(target.plan.podKey);
     if (pod === undefined || !this.#writesHere(target, pod, type)) return;
     const want = verdict === 'success' ? 'True' : 'False';
-    if (want === 'False' && this.#failsOpen(target.plan.policy, pod.uid)) return;
+    if (want === 'False' && this.#readiness.failsOpen(target.plan.policy, pod.uid)) return;
     const have = gateStatus(pod, type);
     // A missing condition already holds the pod not ready.
     if (have === want || (want === 'False' && have === undefined)) return;
@@ -609,7 +620,7 @@ export class TargetSet {
 
   /** Every policy's panic threshold decided again (pods came, went or changed owner). */
   panicStep(): void {
-    for (const key of this.#d.policies.keys()) this.applyPanic(key);
+    this.#readiness.step();
   }
 
   /** The pod is the target's, lists the gate, is this replica's and no other writer set its condition. */
@@ -617,91 +628,19 @@ export class TargetSet {
     return pod.uid === target.plan.podUid && pod.readinessGates.includes(type) && this.#d.owns(pod) && !foreignGate(pod, type);
   }
 
-  /** The panic threshold keeps this failing pod True (nothing to repair to False). */
-  #failsOpen(policyKey: string, uid: string): boolean {
-    return this.#panic.state(policyKey)?.failOpen.includes(uid) ?? false;
+  /** The readiness guards (panic threshold, fleet-wide cap, send-time check: ADR 0015, 0032). */
+  get readiness(): ReadinessGuard {
+    return this.#readiness;
   }
 
   /** This replica's panic state of a policy, for status and sharding. */
   panicReport(policyKey: string): PanicReport | null {
-    return this.#panic.report(policyKey);
+    return this.#readiness.report(policyKey);
   }
 
-  /**
-   * Decides the policy's panic threshold again over the gated pods whose gate
-   * this replica writes, and writes what changed: a failing pod held False
-   * gets its failure condition, one kept True gets PanicFailOpen (ADR 0015).
-   */
+  /** The policy's panic threshold decided again and what changed written (`ReadinessGuard.apply`). */
   applyPanic(policyKey: string): void {
-    const entry = this.#d.policies.get(policyKey);
-    const readiness = entry?.policy?.spec.mode === 'Enforce' ? entry.policy.spec.readiness : null;
-    if (entry === undefined || readiness === null) {
-      this.#panic.forget(policyKey);
-      return;
-    }
-    const ref = { namespace: entry.namespace, name: entry.name, uid: entry.uid };
-    const tally = this.#tallies.get(policyKey);
-    if (tally !== undefined && tally.readinessFailing.size === 0) {
-      // No readiness target of the policy confirms a failure: nothing to hold or write, and the
-      // decision needs only the gated count, kept as pods and targets change (issue 18).
-      this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: tally.gated, failing: [] });
-      return;
-    }
-    // The candidates are the policy's confirmed-failing readiness targets, kept as they change, and
-    // the gated count is the tally's: a step costs what fails, not a walk over every pod (issue 17).
-    const failing = this.#failingGated(tally?.readinessFailing ?? new Set<string>(), readiness.conditionType);
-    const now = this.#d.clock.now();
-    const pods: FailingPod[] = failing.map(({ target, pod }) => ({ uid: pod.uid, since: this.#failingSince(target, pod, now) }));
-    const state = this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: tally?.gated ?? 0, failing: pods });
-    for (const { target, pod } of failing) this.#writePanic(target, pod, state);
-  }
-
-  /**
-   * Of the given readiness targets (a policy's confirmed-failing ones), those
-   * on pods that list its gate, whose gate this replica writes, and whose
-   * probes confirm Failure.
-   */
-  #failingGated(keys: ReadonlySet<string>, type: string): { readonly target: Target; readonly pod: Pod }[] {
-    const out: { target: Target; pod: Pod }[] = [];
-    for (const key of keys) {
-      const target = this.#targets.get(key);
-      if (target === undefined || target.plan.kind !== 'readiness' || confirmedResult(target.state) !== 'failure') continue;
-      const pod = this.#d.pods.get(target.plan.podKey);
-      if (pod === undefined || pod.deletionTimestamp !== undefined || !this.#writesHere(target, pod, type)) continue;
-      out.push({ target, pod });
-    }
-    return out;
-  }
-
-  /** When the target turned failing: its failure transition, or for an inherited False the condition's time, first seen now. */
-  #failingSince(target: Target, pod: Pod, now: number): number {
-    if (target.failure !== null) return target.failure.since;
-    const type = target.plan.conditionType ?? '';
-    const c = pod.conditions.find((x) => x.type === type);
-    const since = c?.status === 'False' && c.lastTransitionTime !== undefined ? Date.parse(c.lastTransitionTime) : now;
-    target.failure = { since: Number.isFinite(since) ? since : now, condition: null };
-    return target.failure.since;
-  }
-
-  #writePanic(target: Target, pod: Pod, state: PanicState): void {
-    const type = target.plan.conditionType;
-    if (type === undefined) return;
-    const have = gateStatus(pod, type);
-    const desired = this.#d.gates.desired(pod.uid, type);
-    const now = this.#d.clock.now();
-    if (state.held.has(pod.uid)) {
-      const condition = target.failure?.condition ?? null;
-      if (condition !== null) this.#d.gates.desire(podRef(pod), condition, have);
-      else if (desired?.reason === panicFailOpenReason || conditionReason(pod, type) === panicFailOpenReason) {
-        // An inherited False this replica (or an earlier one) failed open: back to False now.
-        this.#d.gates.desire(podRef(pod), repairCondition(type, target.plan.container, 'False', now, { desired: undefined, lastFailure: target.lastFailure }), have);
-      }
-      return;
-    }
-    if (desired?.reason === panicFailOpenReason) return;
-    const entry = this.#d.policies.get(target.plan.policy);
-    const text = { policy: `${entry?.namespace ?? ''}/${entry?.name ?? ''}`, counts: panicMessage({ gated: state.gated, failing: state.failing, held: state.held.size, maxUnready: state.maxUnready, maxUnreadyPercent: state.maxUnreadyPercent }), output: target.lastFailure };
-    this.#d.gates.desire(podRef(pod), panicFailOpenCondition(type, now, text), have);
+    this.#readiness.apply(policyKey);
   }
 
   #remove(key: string): void {

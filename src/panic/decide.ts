@@ -20,13 +20,25 @@ export interface PanicInput {
   /** Gated pods of the policy whose gate this replica writes (its share when sharded). */
   readonly gated: number;
   readonly failing: readonly FailingPod[];
+  /**
+   * The most this replica may hold False now (its allowance of the policy's
+   * fleet-wide cap, ADR 0032). @default maxUnready(maxUnreadyPercent, gated)
+   */
+  readonly limit?: number;
+  /** At most this many failing end panic. @default panicExitLimit(maxUnreadyPercent, gated), never above `limit` */
+  readonly exitLimit?: number;
+  /** The cap reported as `maxUnready` (this replica's share of the policy's cap). @default `limit` */
+  readonly share?: number;
 }
 
 export interface PanicState {
   readonly panic: boolean;
   readonly gated: number;
   readonly failing: number;
-  /** The most pods that may be held False: ⌊maxUnreadyPercent × gated / 100⌋. */
+  /**
+   * The most pods that may be held False: ⌊maxUnreadyPercent × gated / 100⌋,
+   * or this replica's share of the policy's fleet-wide cap (ADR 0032).
+   */
   readonly maxUnready: number;
   readonly maxUnreadyPercent: number;
   /** Failing pods held False. */
@@ -57,10 +69,11 @@ const oldestFirst = (a: FailingPod, b: FailingPod): number => a.since - b.since 
  */
 export function decidePanic(input: PanicInput, previous: PanicState | undefined): PanicState {
   const ordered = [...input.failing].sort(oldestFirst);
-  const max = maxUnready(input.maxUnreadyPercent, input.gated);
-  const base = { gated: input.gated, failing: ordered.length, maxUnready: max, maxUnreadyPercent: input.maxUnreadyPercent };
+  const max = Math.max(0, input.limit ?? maxUnready(input.maxUnreadyPercent, input.gated));
+  const exit = Math.min(max, input.exitLimit ?? panicExitLimit(input.maxUnreadyPercent, input.gated));
+  const base = { gated: input.gated, failing: ordered.length, maxUnready: input.share ?? max, maxUnreadyPercent: input.maxUnreadyPercent };
   const wasPanic = previous?.panic === true;
-  const calm = wasPanic ? ordered.length <= panicExitLimit(input.maxUnreadyPercent, input.gated) : ordered.length <= max;
+  const calm = wasPanic ? ordered.length <= exit : ordered.length <= max;
   if (calm) return { ...base, panic: false, held: new Set(ordered.map((p) => p.uid)), failOpen: [] };
   const eligible = wasPanic ? ordered.filter((p) => previous.held.has(p.uid)) : ordered;
   const held = new Set(eligible.slice(0, max).map((p) => p.uid));
