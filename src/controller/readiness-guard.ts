@@ -1,7 +1,7 @@
 import type { Clock } from '../kernel/index.ts';
 import { podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
-import { allowanceOf, arrivals, holding, noHold, panicMessage, stepHold } from '../panic/index.ts';
+import { allowanceOf, arrivals, holding, noHold, panicMessage, settling, stepHold } from '../panic/index.ts';
 import type { Allowance, FailingPod, HoldState, PanicState } from '../panic/index.ts';
 import { confirmedResult } from '../results/index.ts';
 import { selects } from '../targets/index.ts';
@@ -39,6 +39,8 @@ export interface ReadinessGuardDeps {
   readonly target: (key: string) => Target | undefined;
   /** The pod is the target's, lists the gate, is this replica's and no other writer set the condition. */
   readonly writesHere: (target: Target, pod: Pod, type: string) => boolean;
+  /** This replica's readiness target writing gate `type` on the pod, if any. */
+  readonly readinessTarget: (uid: string, type: string) => Target | undefined;
   /** The policy's gated count on this replica and its confirmed-failing readiness targets. */
   readonly tally: (policyKey: string) => { readonly gated: number; readonly readinessFailing: ReadonlySet<string> } | undefined;
 }
@@ -70,7 +72,8 @@ export class ReadinessGuard {
   readonly #d: ReadinessGuardDeps;
   readonly #panic: PanicGuard;
   readonly fleet: FleetGates;
-  readonly #holds = new Map<string, HoldState>();
+  /** policy key → its hold, and the arrivals and probe period it was last decided with. */
+  readonly #holds = new Map<string, { readonly state: HoldState; readonly arrived: number; readonly periodMs: number }>();
 
   constructor(deps: ReadinessGuardDeps) {
     this.#d = deps;
@@ -160,22 +163,30 @@ export class ReadinessGuard {
   /** The hold at the start of a mass failure: on while failures arrive faster than this replica may hold them. */
   #stepHold(policyKey: string, ref: PolicyRef, o: { readonly failing: readonly { readonly target: Target }[]; readonly pods: readonly FailingPod[]; readonly limit: number; readonly now: number }): void {
     const { failing, pods, limit, now } = o;
-    const before = this.#holds.get(policyKey) ?? noHold;
-    if (pods.length === 0 && before.until === undefined && !before.served) return;
+    const before = this.#holds.get(policyKey)?.state ?? noHold;
+    if (pods.length === 0 && before.until === undefined && !before.served) {
+      this.#holds.delete(policyKey);
+      return;
+    }
     let windowMs = 0;
-    for (const { target } of failing) windowMs = Math.max(windowMs, target.plan.probe.periodSeconds * target.plan.probe.failureThreshold * 1000);
+    let periodMs = 0;
+    for (const { target } of failing) {
+      periodMs = Math.max(periodMs, target.plan.probe.periodSeconds * 1000);
+      windowMs = Math.max(windowMs, target.plan.probe.periodSeconds * target.plan.probe.failureThreshold * 1000);
+    }
     const since = pods.map((p) => p.since);
     const next = stepHold(before, { now, windowMs, since, allowance: limit });
-    if (next === noHold) this.#holds.delete(policyKey);
-    else this.#holds.set(policyKey, next);
+    const arrived = arrivals({ now, windowMs, since });
+    if (next === noHold && arrived < 2) this.#holds.delete(policyKey);
+    else this.#holds.set(policyKey, { state: next, arrived, periodMs });
     const started = next.until !== undefined && before.until === undefined;
     const ended = before.until !== undefined && next.until === undefined;
-    if (started || ended) this.#d.observe({ type: 'readiness-hold', policy: ref, holding: started, arrived: arrivals({ now, windowMs, since }), allowance: limit, windowMs });
+    if (started || ended) this.#d.observe({ type: 'readiness-hold', policy: ref, holding: started, arrived, allowance: limit, windowMs });
   }
 
   /** A hold is on for the policy now. */
   holding(policyKey: string): boolean {
-    return holding(this.#holds.get(policyKey) ?? noHold, this.#d.clock.now());
+    return holding(this.#holds.get(policyKey)?.state ?? noHold, this.#d.clock.now());
   }
 
   /**
@@ -193,12 +204,19 @@ export class ReadinessGuard {
     if (!this.#d.owns(pod)) return false;
     const key = podKeyOf(pod);
     if (this.fleet.isFalse(policyKey, key)) return true;
-    if (this.holding(policyKey)) return false;
+    if (this.holding(policyKey) || this.#settling(policyKey, pod.uid, condition.type)) return false;
     const a = this.allowance(policyKey);
     if (a === undefined) return true;
     let own = 0;
     for (const k of a.view.ownFalse) if (k !== key) own++;
     return own + 1 <= a.allowance;
+  }
+
+  /** Another failure of the policy arrived within the window and this one is younger than a period: it waits to see whether a burst forms. */
+  #settling(policyKey: string, uid: string, type: string): boolean {
+    const h = this.#holds.get(policyKey);
+    const since = this.#d.readinessTarget(uid, type)?.failure?.since;
+    return h !== undefined && since !== undefined && settling({ now: this.#d.clock.now(), since, periodMs: h.periodMs, arrived: h.arrived });
   }
 
   /** The condition is being sent now (every guard agreed): a False counts as this replica's until the cache shows it. */
@@ -233,14 +251,19 @@ export class ReadinessGuard {
     return out;
   }
 
-  /** When the target turned failing: its failure transition, or for an inherited False the condition's time, first seen now. */
+  /**
+   * When the target turned failing: its failure transition, or for an inherited False the
+   * condition's time, first seen now. A pod whose gate the cache shows False since earlier (a
+   * False inherited in a handover) counts from then: it is held before newer failures, so the
+   * decision keeps the Falses already out rather than trading them for new ones.
+   */
   #failingSince(target: Target, pod: Pod, now: number): number {
-    if (target.failure !== null) return target.failure.since;
     const type = target.plan.conditionType ?? '';
     const c = pod.conditions.find((x) => x.type === type);
-    const since = c?.status === 'False' && c.lastTransitionTime !== undefined ? Date.parse(c.lastTransitionTime) : now;
-    target.failure = { since: Number.isFinite(since) ? since : now, condition: null };
-    return target.failure.since;
+    const shownAt = c?.status === 'False' && c.lastTransitionTime !== undefined ? Date.parse(c.lastTransitionTime) : Number.NaN;
+    const shown = Number.isFinite(shownAt) ? shownAt : undefined;
+    if (target.failure === null) target.failure = { since: shown ?? now, condition: null };
+    return shown === undefined ? target.failure.since : Math.min(shown, target.failure.since);
   }
 
   #writePanic(target: Target, pod: Pod, state: PanicState): void {

@@ -123,6 +123,7 @@ export class TargetSet {
       fleet: deps.fleet,
       target: (key) => this.#targets.get(key),
       writesHere: (target, pod, type) => this.#writesHere(target, pod, type),
+      readinessTarget: (uid, type) => this.readinessTarget(uid, type),
       tally: (key) => this.#tallies.get(key),
     });
   }

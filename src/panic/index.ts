@@ -5,5 +5,5 @@
  */
 export { decidePanic, maxUnready, panicCounts, panicExitLimit, panicMessage } from './decide.ts';
 export type { FailingPod, PanicCounts, PanicInput, PanicState } from './decide.ts';
-export { allowanceOf, arrivals, holding, noHold, splitCap, stepHold } from './share.ts';
+export { allowanceOf, arrivals, holding, noHold, settling, splitCap, stepHold } from './share.ts';
 export type { Allowance, AllowanceInput, HoldInput, HoldState } from './share.ts';

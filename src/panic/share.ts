@@ -130,6 +130,17 @@ export function stepHold(previous: HoldState, input: HoldInput): HoldState {
   return { until: input.now + input.windowMs, served: false };
 }
 
+/**
+ * A False waits one probe period after its failure was confirmed while
+ * another failure of the policy arrived within the window (`arrived` ≥ 2):
+ * failures of one cause confirm within one period of each other (targets
+ * probe at their own phase in their period, ADR 0019), so by then a burst
+ * shows and `stepHold` holds it. A lone failure is not delayed.
+ */
+export function settling(input: { readonly now: number; readonly since: number; readonly periodMs: number; readonly arrived: number }): boolean {
+  return input.arrived >= 2 && input.now - input.since < input.periodMs;
+}
+
 /** Is a hold on at `now`? */
 export function holding(s: HoldState, now: number): boolean {
   return s.until !== undefined && now < s.until;
