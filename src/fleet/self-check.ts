@@ -23,11 +23,12 @@ async function checkPeer(address: string, signal: AbortSignal): Promise<boolean>
  * from its Lease, its address never does.
  */
 function peersOf(sharding: ShardMembership): PeerView[] {
-  const reports = new Map(sharding.peerLeases().map((l) => [l.holder, decodeReport(l.peer)]));
+  const reports = new Map(sharding.peerLeases().map((l) => [l.holder, { report: decodeReport(l.peer), at: l.renewedAt }]));
   const out: PeerView[] = [];
   for (const m of sharding.peers()) {
-    const report = reports.get(m.identity);
-    if (report !== undefined) out.push({ identity: m.identity, report: { ...report, address: m.peerAddress } });
+    const r = reports.get(m.identity);
+    // When it was published (its renewTime): the share rule compares only reports fresher than its own failures (ADR 0034).
+    if (r?.report !== undefined) out.push({ identity: m.identity, report: { ...r.report, address: m.peerAddress }, ...(Number.isFinite(r.at) ? { reportedAt: r.at } : {}) });
   }
   return out;
 }
@@ -60,6 +61,7 @@ export function startSelfCheck(deps: { readonly config: Config; readonly control
       failingMargin: config.impairedFailingMargin,
       minTargets: config.impairedMinTargets,
       recoverAfterMs: config.impairedRecoverAfterMs,
+      failingSustainMs: config.impairedFailingSustainMs,
     },
     intervalMs: config.peerCheckIntervalMs,
     timeoutMs: config.peerCheckTimeoutMs,

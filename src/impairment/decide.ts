@@ -13,14 +13,22 @@ export interface ImpairmentThresholds {
   readonly minTargets: number;
   /** An impaired replica rejoins after reaching a peer (or having none) this long without a break. @default 10000 */
   readonly recoverAfterMs: number;
+  /**
+   * The failing share must have stayed at or above `failingShare` this long,
+   * and it is compared only with peer reports published since it got there
+   * (ADR 0034). @default 10000
+   */
+  readonly failingSustainMs: number;
 }
 
-export const defaultThresholds: ImpairmentThresholds = { unreachableAfterMs: 3000, failingShare: 0.5, failingMargin: 0.3, minTargets: 10, recoverAfterMs: 10_000 };
+export const defaultThresholds: ImpairmentThresholds = { unreachableAfterMs: 3000, failingShare: 0.5, failingMargin: 0.3, minTargets: 10, recoverAfterMs: 10_000, failingSustainMs: 10_000 };
 
 /** A live peer as its Lease shows it. */
 export interface PeerView {
   readonly identity: string;
   readonly report: PeerReport;
+  /** When the peer published this report (its Lease's renewTime, ms); unknown: never fresh. */
+  readonly reportedAt?: number;
 }
 
 export interface ImpairmentInput {
@@ -31,6 +39,8 @@ export interface ImpairmentInput {
   readonly reach: ReachTable;
   readonly failing: number;
   readonly targets: number;
+  /** Since when its own failing share has stayed at or above `failingShare` (ImpairmentState keeps it); undefined: it is not. */
+  readonly failingSince?: number | undefined;
 }
 
 export type Verdict =
@@ -64,15 +74,27 @@ function unreachable(input: ImpairmentInput, t: ImpairmentThresholds): Verdict {
   return { impaired: true, reason: 'unreachable', message: `no peer answered for ${Math.round(t.unreachableAfterMs / 1000)}s while peers reach each other (${witness.identity} reached ${witness.report.reached.filter((q) => q !== self).join(', ')})` };
 }
 
-/** (b) Far more failures than its peers: probably its own network, not the pods. */
+/** The own failing share is at or above the floor (with enough targets to compare). */
+export function failingHigh(input: Pick<ImpairmentInput, 'failing' | 'targets'>, t: ImpairmentThresholds): boolean {
+  return input.targets >= t.minTargets && input.failing / input.targets >= t.failingShare;
+}
+
+/**
+ * (b) Far more failures than its peers: probably its own network, not the
+ * pods. Only once its share has stayed high for `failingSustainMs`, and only
+ * against peer reports published since it went high (ADR 0034): when every
+ * replica fails at once, a peer's report from before the failure would make
+ * each replica in turn the outlier.
+ */
 function failing(input: ImpairmentInput, t: ImpairmentThresholds): Verdict {
-  if (input.targets < t.minTargets) return { impaired: false };
-  const shares = input.peers.filter((p) => p.report.targets >= t.minTargets).map((p) => p.report.failing / p.report.targets);
+  const since = input.failingSince;
+  if (!failingHigh(input, t) || since === undefined || input.now - since < t.failingSustainMs) return { impaired: false };
+  const shares = input.peers.filter((p) => p.report.targets >= t.minTargets && (p.reportedAt ?? -Infinity) >= since).map((p) => p.report.failing / p.report.targets);
   if (shares.length === 0) return { impaired: false };
   const own = input.failing / input.targets;
   const theirs = median(shares);
-  if (own < t.failingShare || own - theirs < t.failingMargin) return { impaired: false };
-  return { impaired: true, reason: 'failing', message: `${pct(own)} of its ${input.targets} targets fail, its peers' median is ${pct(theirs)}` };
+  if (own - theirs < t.failingMargin) return { impaired: false };
+  return { impaired: true, reason: 'failing', message: `${pct(own)} of its ${input.targets} targets fail (for ${Math.round((input.now - since) / 1000)}s), its peers' median is ${pct(theirs)}` };
 }
 
 /** Should a healthy replica declare itself impaired now? */

@@ -1,4 +1,4 @@
-import { impairedNow, reachesPeers } from './decide.ts';
+import { failingHigh, impairedNow, reachesPeers } from './decide.ts';
 import type { ImpairmentInput, ImpairmentThresholds } from './decide.ts';
 
 export type Change =
@@ -24,6 +24,8 @@ export class ImpairmentState {
   #healthySince: number | undefined;
   #recoveredAt: number | undefined;
   #strikes = 0;
+  /** Since when its failing share has stayed high (ADR 0034). */
+  #failingSince: number | undefined;
 
   constructor(thresholds: ImpairmentThresholds) {
     this.#t = thresholds;
@@ -40,8 +42,10 @@ export class ImpairmentState {
 
   /** One evaluation; returns the change it made, if any. */
   step(input: ImpairmentInput): Change | undefined {
+    if (failingHigh(input, this.#t)) this.#failingSince ??= input.now;
+    else this.#failingSince = undefined;
     if (this.#impairedAt === undefined) {
-      const v = impairedNow(input, this.#t);
+      const v = impairedNow({ ...input, failingSince: input.failingSince ?? this.#failingSince }, this.#t);
       if (!v.impaired) return undefined;
       this.#impairedAt = input.now;
       this.#healthySince = undefined;

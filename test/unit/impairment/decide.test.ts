@@ -46,17 +46,32 @@ describe('impairment decision', () => {
   });
 
   it('failing share: impaired at ≥ 50 % and ≥ 30 points above the peers\' median; not below either bound', () => {
-    const ps = [peer('r2', ['r3'], 5, 100), peer('r3', ['r2'], 10, 100)]; // median 7.5 %
+    // Sustained since t0 − 10 s, and the peers' reports published after that (ADR 0034).
+    const fresh = (p: PeerView): PeerView => ({ ...p, reportedAt: t0 });
+    const ps = [peer('r2', ['r3'], 5, 100), peer('r3', ['r2'], 10, 100)].map(fresh); // median 7.5 %
     const reach = reachOf(ps, { r2: t0, r3: t0 });
-    const v = (failing: number, targets = 100) => impairedNow({ now: t0 + 100, self: 'r1', peers: ps, reach, failing, targets }, defaultThresholds);
+    const since = t0 + 100 - defaultThresholds.failingSustainMs;
+    const v = (failing: number, targets = 100) => impairedNow({ now: t0 + 100, self: 'r1', peers: ps, reach, failing, targets, failingSince: since }, defaultThresholds);
     assert.equal(v(49).impaired, false, 'below the 50 % floor');
     const hit = v(50);
     assert.equal(hit.impaired && hit.reason, 'failing');
-    const close = [peer('r2', ['r3'], 30, 100), peer('r3', ['r2'], 30, 100)];
-    assert.equal(impairedNow({ now: t0 + 100, self: 'r1', peers: close, reach, failing: 55, targets: 100 }, defaultThresholds).impaired, false, 'peers fail nearly as much: a real outage');
+    const close = [peer('r2', ['r3'], 30, 100), peer('r3', ['r2'], 30, 100)].map(fresh);
+    assert.equal(impairedNow({ now: t0 + 100, self: 'r1', peers: close, reach, failing: 55, targets: 100, failingSince: since }, defaultThresholds).impaired, false, 'peers fail nearly as much: a real outage');
     assert.equal(v(9, 9).impaired, false, 'too few targets to compare');
-    const small = [peer('r2', ['r3'], 0, 5), peer('r3', ['r2'], 0, 5)];
-    assert.equal(impairedNow({ now: t0 + 100, self: 'r1', peers: small, reach, failing: 90, targets: 100 }, defaultThresholds).impaired, false, 'no peer has enough targets to compare');
+    const small = [peer('r2', ['r3'], 0, 5), peer('r3', ['r2'], 0, 5)].map(fresh);
+    assert.equal(impairedNow({ now: t0 + 100, self: 'r1', peers: small, reach, failing: 90, targets: 100, failingSince: since }, defaultThresholds).impaired, false, 'no peer has enough targets to compare');
+  });
+
+  it('failing share (ADR 0034): not before it has lasted failingSustainMs, and never against peer reports from before its failures began', () => {
+    const reach = reachOf([], {});
+    const healthy = [peer('r2', ['r3'], 0, 100), peer('r3', ['r2'], 0, 100)];
+    const at = (now: number, failingSince: number, reportedAt: number | undefined) =>
+      impairedNow({ now, self: 'r1', peers: healthy.map((p) => (reportedAt === undefined ? p : { ...p, reportedAt })), reach, failing: 100, targets: 100, failingSince }, defaultThresholds).impaired;
+    // Everything fails at t0 (the probers' network): the peers' last reports, published at t0 − 4 s, still show 0 %.
+    assert.equal(at(t0 + 2000, t0, t0 - 4000), false, 'two seconds in: not sustained');
+    assert.equal(at(t0 + 12_000, t0, t0 - 4000), false, 'sustained, but only reports from before the failure: no verdict (on main: impaired at once, each replica in turn)');
+    assert.equal(at(t0 + 12_000, t0, undefined), false, 'a report of unknown age is not fresh');
+    assert.equal(at(t0 + 12_000, t0, t0 + 5000), true, 'sustained, and the peers published 0 % after it began: this replica is the outlier');
   });
 
   it('no peers (one replica): never impaired', () => {
@@ -122,6 +137,29 @@ describe('peer report annotation', () => {
     assert.equal(decodeReport('nope'), undefined);
     assert.equal(decodeReport('[1]'), undefined);
     assert.deepEqual(decodeReport('{"f":-1,"t":"x","r":[1,"a"],"__proto__":{"a":"evil"}}'), { address: undefined, failing: 0, targets: 0, reached: ['a'] });
+  });
+});
+
+describe('ImpairmentState: the failing share must be sustained (ADR 0034)', () => {
+  it('all three replicas fail at once: their peers\' renewed reports fail too, and none becomes the outlier', () => {
+    const s = new ImpairmentState(defaultThresholds);
+    const reach = reachOf([], {});
+    // The peers' reports before the failure (0 %), renewed every 5 s: from t0 + 5 s they fail as much.
+    const peersAt = (now: number): PeerView[] => ['r2', 'r3'].map((id) => ({ ...peer(id, []), report: { address: `${id}:8080`, failing: now >= t0 + 5000 ? 100 : 0, targets: 100, reached: [] }, reportedAt: now >= t0 + 5000 ? t0 + 5000 : t0 - 1000 }));
+    for (let now = t0; now <= t0 + 30_000; now += 1000) {
+      assert.equal(s.step({ now, self: 'r1', peers: peersAt(now), reach, failing: 100, targets: 100 }), undefined, `${(now - t0) / 1000} s in`);
+    }
+  });
+
+  it('one replica fails alone: impaired once its share has lasted failingSustainMs against fresh reports', () => {
+    const s = new ImpairmentState(defaultThresholds);
+    const reach = reachOf([], {});
+    const peersAt = (now: number): PeerView[] => ['r2', 'r3'].map((id) => ({ ...peer(id, [], 0, 100), reportedAt: now - 500 }));
+    let change;
+    let now = t0;
+    for (; now <= t0 + 30_000 && change === undefined; now += 1000) change = s.step({ now, self: 'r1', peers: peersAt(now), reach, failing: 80, targets: 100 });
+    assert.equal(change?.type, 'impaired');
+    assert.equal(now - 1000 - t0, defaultThresholds.failingSustainMs);
   });
 });
 
