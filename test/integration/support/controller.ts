@@ -1,7 +1,7 @@
 import { Controller, reporter } from '../../../src/controller/index.ts';
 import { EventRecorder, Metrics, silentLogger } from '../../../src/observability/index.ts';
 import type { Logger } from '../../../src/observability/index.ts';
-import type { ControllerEvent } from '../../../src/controller/index.ts';
+import type { ControllerEvent, ControllerOptions } from '../../../src/controller/index.ts';
 import { systemClock, systemRandom } from '../../../src/kernel/index.ts';
 import { KubeClient, fromKubeconfig } from '../../../src/kube/index.ts';
 import { createGrpcProber, createHttpProber, tcpProbe } from '../../../src/probing/index.ts';
@@ -22,7 +22,11 @@ export interface RunningController {
  * `over.log`: where the controller's log lines go (a harness's logger, so a failure prints its
  * decisions: test/support/replicas); none by default.
  */
-export function startController(kubeconfigPath: string, namespace: string, over: { readonly execEnabled?: boolean; readonly log?: Logger } = {}): RunningController {
+export function startController(
+  kubeconfigPath: string,
+  namespace: string,
+  over: { readonly execEnabled?: boolean; readonly log?: Logger; readonly options?: Partial<Pick<ControllerOptions, 'identity' | 'owns' | 'fleet'>> } = {},
+): RunningController {
   const client = new KubeClient({ connection: fromKubeconfig(kubeconfigPath), clock: systemClock, random: systemRandom, qps: 200, burst: 400 });
   const events: ControllerEvent[] = [];
   const metrics = new Metrics({ defaultMetrics: false });
@@ -43,6 +47,7 @@ export function startController(kubeconfigPath: string, namespace: string, over:
     namespaces: [namespace],
     statusIntervalMs: 200,
     ...(over.execEnabled === undefined ? {} : { execEnabled: over.execEnabled }),
+    ...over.options,
   });
   const abort = new AbortController();
   const done = controller.run(abort.signal);
