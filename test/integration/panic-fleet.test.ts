@@ -55,13 +55,13 @@ describe('readiness cap across replicas against a real kube-apiserver', () => {
     // Ten pods, at least four of each (a's ⌊30 % × 4⌋ ≥ 1 under the per-replica rule; b: three inherited Falses and one more).
     for (let i = 0; pods.length < 10; i++) {
       const p = await createFakePod(cp.kube, ns, `web-${i}`, { labels: { app: 'web' }, gate });
-      pods.push(p);
-      const owners = pods.map((x) => owner(members, x.uid));
-      if (pods.length === 10 && (owners.filter((o) => o === 'b').length < 4 || owners.filter((o) => o === 'a').length < 4)) {
-        await p.close();
-        await cp.kube.delete(`/api/v1/namespaces/${ns}/pods/${p.name}`);
-        pods.pop();
+      const o = owner(members, p.uid);
+      if (pods.filter((x) => owner(members, x.uid) === o).length < 6) {
+        pods.push(p);
+        continue;
       }
+      await p.close(); // this owner has six already: the other needs four
+      await cp.kube.delete(`/api/v1/namespaces/${ns}/pods/${p.name}`);
     }
     const ofB = pods.filter((p) => owner(members, p.uid) === 'b');
     const ofA = pods.filter((p) => owner(members, p.uid) === 'a');
