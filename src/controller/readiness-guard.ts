@@ -150,13 +150,18 @@ export class ReadinessGuard {
     const pods: FailingPod[] = failing.map(({ target, pod }) => ({ uid: pod.uid, since: this.#failingSince(target, pod, now) }));
     // Its own gates already False that are not among its failures (inherited in a handover, its probes
     // not at a threshold yet; a False it sent the cache does not show yet) take their places first.
-    const candidates = new Set(failing.map(({ pod }) => podKeyOf(pod)));
+    const candidates = new Map(failing.map(({ pod }) => [podKeyOf(pod), pod.uid]));
     let other = 0;
-    for (const key of a.view.ownFalse) if (!candidates.has(key)) other++;
+    const alreadyFalse = new Set<string>();
+    for (const key of a.view.ownFalse) {
+      const uid = candidates.get(key);
+      if (uid === undefined) other++;
+      else alreadyFalse.add(uid);
+    }
     const limit = Math.max(0, a.allowance - other);
     const exitLimit = Math.max(0, a.exitAllowance - other);
     this.#stepHold(policyKey, ref, { failing, pods, limit, now });
-    const state = this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: tally?.gated ?? 0, failing: pods, limit, exitLimit, share: a.share });
+    const state = this.#panic.evaluate(policyKey, ref, { maxUnreadyPercent: readiness.maxUnreadyPercent, gated: tally?.gated ?? 0, failing: pods, limit, exitLimit, share: a.share, alreadyFalse });
     for (const { target, pod } of failing) this.#writePanic(target, pod, state);
   }
 

@@ -29,6 +29,12 @@ export interface PanicInput {
   readonly exitLimit?: number;
   /** The cap reported as `maxUnready` (this replica's share of the policy's cap). @default `limit` */
   readonly share?: number;
+  /**
+   * Failing pods whose gate is False already (inherited in a handover, or
+   * held before): in panic they may stay held although the previous decision
+   * did not hold them, since keeping a False is no flap. @default none
+   */
+  readonly alreadyFalse?: ReadonlySet<string>;
 }
 
 export interface PanicState {
@@ -75,7 +81,8 @@ export function decidePanic(input: PanicInput, previous: PanicState | undefined)
   const wasPanic = previous?.panic === true;
   const calm = wasPanic ? ordered.length <= exit : ordered.length <= max;
   if (calm) return { ...base, panic: false, held: new Set(ordered.map((p) => p.uid)), failOpen: [] };
-  const eligible = wasPanic ? ordered.filter((p) => previous.held.has(p.uid)) : ordered;
+  const already = input.alreadyFalse;
+  const eligible = wasPanic ? ordered.filter((p) => previous.held.has(p.uid) || already?.has(p.uid) === true) : ordered;
   const held = new Set(eligible.slice(0, max).map((p) => p.uid));
   const failOpen = ordered.filter((p) => !held.has(p.uid)).reverse().map((p) => p.uid);
   return { ...base, panic: true, held, failOpen };

@@ -123,7 +123,8 @@ export function arrivals(input: Pick<HoldInput, 'now' | 'windowMs' | 'since'>): 
 }
 
 export function stepHold(previous: HoldState, input: HoldInput): HoldState {
-  const burst = arrivals(input) > input.allowance;
+  // With nothing it may hold there is nothing to hold back.
+  const burst = input.allowance > 0 && arrivals(input) > input.allowance;
   if (previous.until !== undefined && input.now < previous.until) return previous;
   if (!burst) return noHold;
   if (previous.until !== undefined || previous.served) return { until: undefined, served: true };

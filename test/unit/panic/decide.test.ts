@@ -99,6 +99,16 @@ describe('panic threshold decision', () => {
     assert.equal(s.held.size, 0);
   });
 
+  void it('with a limit (a replica\'s allowance, ADR 0032): in panic a pod already False may stay held, one kept True never turns False', () => {
+    // Entered with nothing to hold (the others' pods took the cap): everything failed open.
+    const s1 = decidePanic({ maxUnreadyPercent: 50, gated: 10, failing: failing(4), limit: 0, share: 2 }, undefined);
+    assert.deepEqual([s1.panic, s1.held.size, s1.maxUnready], [true, 0, 2]);
+    // The allowance grew to 2. p3's gate is False already (a previous owner's): it may stay held; p0–p2 stay True.
+    const s2 = decidePanic({ maxUnreadyPercent: 50, gated: 10, failing: failing(4), limit: 2, alreadyFalse: new Set(['p3']) }, s1);
+    assert.deepEqual(sorted(s2.held), ['p3']);
+    assert.deepEqual(s2.failOpen, ['p2', 'p1', 'p0']);
+  });
+
   void it('says the counts in words', () => {
     const s = decidePanic({ maxUnreadyPercent: 50, gated: 10, failing: failing(7) }, undefined);
     assert.equal(panicMessage(panicCounts(s)), '7 of 10 gated pods fail readiness; at most 50% (5) may be held unready: failing open (5 held unready, 2 kept ready)');
