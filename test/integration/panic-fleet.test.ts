@@ -29,6 +29,8 @@ describe('readiness cap across replicas against a real kube-apiserver', () => {
   let cp: ControlPlane;
   const pods: FakePod[] = [];
   const running: RunningController[] = [];
+  /** Ends the test's pod watch, whatever the test's outcome. */
+  const stop = new AbortController();
 
   logs.setup(async () => {
     cp = await startControlPlane({ log: () => undefined });
@@ -36,6 +38,7 @@ describe('readiness cap across replicas against a real kube-apiserver', () => {
     await installCrd(cp.kube);
   });
   logs.teardown(async () => {
+    stop.abort();
     await Promise.all(running.map((c) => c.stop()));
     await Promise.all(pods.map((p) => p.close()));
     await cp.stop();
@@ -85,7 +88,6 @@ describe('readiness cap across replicas against a real kube-apiserver', () => {
       most = Math.max(most, [...gates.values()].filter((s) => s === 'False').length);
     };
     for (const item of (list['items'] ?? []) as Record<string, unknown>[]) show(item);
-    const stop = new AbortController();
     const watching = cp.kube.watch(`/api/v1/namespaces/${ns}/pods`, `resourceVersion=${(list['metadata'] as { resourceVersion: string }).resourceVersion}`, (e) => {
       if (e.type === 'ADDED' || e.type === 'MODIFIED') show(e.object);
     }, stop.signal).catch(() => undefined);
