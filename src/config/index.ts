@@ -45,6 +45,8 @@ const options = {
   'peer-token-file': { type: 'string', env: 'OUTPROBE_PEER_TOKEN_FILE', help: 'File holding this replica\'s peer token: a projected ServiceAccount token of audience outprobe.io/peer bound to its pod, re-read as the kubelet rotates it; the only credential it ever presents to a peer (default: none, and this replica asks no second opinions)' },
   'peer-pod-selector': { type: 'string', env: 'OUTPROBE_PEER_POD_SELECTOR', help: 'Label selector narrowing the watch of the Lease namespace\'s pods that membership is proven against (the chart\'s pod labels); owner references decide, never labels (default: every pod of the namespace)' },
   'advertise-address': { type: 'string', env: 'OUTPROBE_ADVERTISE_ADDRESS', help: 'With --membership-proof=none only: host or host:port this replica declares its peer listener at; the port defaults to the --peer-addr listener\'s (default: $POD_IP; empty: none, and this replica is nobody\'s peer). With proof, peers use the pod object\'s IP' },
+  'node-name': { type: 'string', env: 'NODE_NAME', help: 'The node this replica runs on (the chart sets $NODE_NAME from the downward API, spec.nodeName): its vantage (ADR 0040), named in the gate messages it writes; with --membership-proof=pod its peers take it from its pod, never from its Lease (default: none)' },
+  zone: { type: 'string', env: 'OUTPROBE_ZONE', help: 'This replica\'s zone, declared on its shard Lease for clusters where replicas may not read Nodes (RBAC get nodes): a peer takes it only where it cannot read the Node\'s topology.kubernetes.io/zone label itself (ADR 0040; default: none, the zone comes from the Node)' },
   'peer-check-interval': { type: 'string', env: 'OUTPROBE_PEER_CHECK_INTERVAL', help: 'Seconds between checks of the peers\' /healthz (default 1)' },
   'peer-check-timeout': { type: 'string', env: 'OUTPROBE_PEER_CHECK_TIMEOUT', help: 'Timeout of one peer check in seconds (default 0.5)' },
   'impaired-unreachable-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_UNREACHABLE_AFTER', help: 'Impaired when no peer answered for this many seconds while a peer reports reaching another peer (default 3)' },
@@ -130,6 +132,8 @@ export const configSchema = z.object({
   peerPort: intFrom(0).max(65535),
   peerTokenFile: z.string().min(1).optional(),
   peerPodSelector: z.string().max(1024).optional(),
+  /** This replica's declared zone (`--zone`, ADR 0040): on its Lease, for peers that cannot read Nodes. */
+  zone: z.string().regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be a label value').optional(),
   /** Empty: this replica's own username. */
   secondOpinionAllowedUsers: z.array(z.string().min(1).max(1024)),
   /** The webhook listener; undefined: off. */
@@ -244,7 +248,8 @@ function secondOpinionConfig(get: (name: keyof typeof options) => string | boole
     secondOpinionUnavailableAfterMs: get('second-opinion-unavailable-after') ?? 30,
     secondOpinionAllowedUsers: listOf(get('second-opinion-allowed-users')),
     membershipProof: get('membership-proof') ?? 'pod',
-    self: { podName: envOf('POD_NAME'), namespace: envOf('POD_NAMESPACE'), podUid: envOf('POD_UID'), nodeName: envOf('NODE_NAME'), podIP: envOf('POD_IP') },
+    self: { podName: envOf('POD_NAME'), namespace: envOf('POD_NAMESPACE'), podUid: envOf('POD_UID'), nodeName: optional(get('node-name')), podIP: envOf('POD_IP') },
+    zone: optional(get('zone')),
     peerHost: peer.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0',
     peerPort: peer.slice(colon + 1),
     peerTokenFile: optional(get('peer-token-file')),

@@ -71,7 +71,7 @@ export function repairCondition(
  * (`cloud.google.com/load-balancer-neg-ready`) or a person forcing it: outprobe
  * leaves it alone, and never fails it open.
  */
-export const ownReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFailed', 'ContainerNotRunning', 'NotYetProbed', 'PanicFailOpen', ...releaseReasons]);
+export const ownReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFailed', 'ContainerNotRunning', 'NotYetProbed', 'PanicFailOpen', 'NoVantage', ...releaseReasons]);
 
 /** The reason of a gate outprobe keeps True although its probe fails: the panic threshold (ADR 0015). */
 export const panicFailOpenReason = 'PanicFailOpen';

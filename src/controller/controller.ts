@@ -22,6 +22,7 @@ import { TargetSet } from './target-set.ts';
 import type { FleetMembers } from './fleet-gates.ts';
 import type { Probers } from './runner.ts';
 import { StatusWriter } from './status-writer.ts';
+import { NoVantageKeeper, stampVantage } from './no-vantage.ts';
 
 export interface ControllerOptions {
   readonly client: KubeClient;
@@ -111,6 +112,12 @@ export interface ControllerOptions {
   readonly orphanAfterMs?: number;
   /** The fleet-wide remediation guard's ledger and fleet view (ADR 0033). @default none: this replica's own view */
   readonly fleetRemediation?: Omit<FleetRemediationDeps, 'clock' | 'tally' | 'pod'>;
+  /**
+   * Vantage (ADR 0040): which pods no replica may probe from outside their
+   * node (kept open, counted, reported), and this replica's own vantage for
+   * the gate messages ("node n1 (zone a)"). @default none
+   */
+  readonly vantage?: { noVantage(pod: Pod): boolean; here(): string | undefined };
 }
 
 /** The per-policy numbers only the replica that probes a pod knows. */
@@ -183,6 +190,7 @@ export class Controller {
   /** policy key → the diverged count last reported. */
   readonly #divergedShown = new Map<string, number>();
   readonly #addressGuard: AddressGuard;
+  readonly #noVantage: NoVantageKeeper | undefined;
   /** Why the last gate write was refused (GateWriter calls onHeld right after mayWrite). */
   #heldByPeerGuard = false;
 
@@ -198,8 +206,10 @@ export class Controller {
     });
     this.gates = new GateWriter({
       clock,
-      patch: (pod, condition) =>
-        options.gateWrites === undefined ? patchGateCondition(client, pod, condition) : patchGateCondition(options.gateWrites.client, pod, condition, 'throw'),
+      patch: (pod, desired) => {
+        const condition = stampVantage(desired, options.vantage?.here());
+        return options.gateWrites === undefined ? patchGateCondition(client, pod, condition) : patchGateCondition(options.gateWrites.client, pod, condition, 'throw');
+      },
       ...(options.gateWrites === undefined ? {} : { queue: options.gateWrites.queue }),
       onWrite: (pod, condition, result, error, timing) => {
         const policy = this.#gatePolicy(pod.namespace, condition.type);
@@ -222,6 +232,7 @@ export class Controller {
       },
     });
     const namespaces = options.namespaces ?? [];
+    const vantage = options.vantage;
     this.pods = new ReflectorSet<Pod, PodJson>({
       client,
       clock,
@@ -246,6 +257,7 @@ export class Controller {
       onEvent: (e) => this.#onPolicy(e.type, e.object),
       onSignal: (s) => observe(reflectorEvent('probepolicies', s)),
     });
+    this.#noVantage = vantage === undefined ? undefined : new NoVantageKeeper({ clock, observe, gates: this.gates, pods: this.pods.store, noVantage: (pod) => vantage.noVantage(pod) });
     this.targets = new TargetSet({
       clock,
       observe,
@@ -261,6 +273,7 @@ export class Controller {
       stall: options.stallGuard,
       replica: options.identity,
       fleet: options.fleet,
+      ...(this.#noVantage === undefined ? {} : { blind: (pod: Pod, selecting: readonly PolicyEntry[], owned: boolean) => this.#noVantage?.reconcile(pod, selecting, owned) === true }),
     });
     this.release = new GateRelease({
       clock,
@@ -339,7 +352,7 @@ export class Controller {
         // (a restarted replica's own count starts again from zero).
         const total = Math.max(this.#floor.get(entry.key) ?? 0, (entry.stored?.remediations ?? 0) + agg.remediations);
         this.#floor.set(entry.key, total);
-        this.#status.write(entry, { ...input, failing: agg.failing, erroring: agg.erroring, diverged: agg.diverged ?? 0, remediations: total, readinessPanic: clusterPanic(entry, input.readinessPanic, agg) });
+        this.#status.write(entry, { ...input, noVantage: this.#noVantage?.count(entry.key) ?? 0, failing: agg.failing, erroring: agg.erroring, diverged: agg.diverged ?? 0, remediations: total, readinessPanic: clusterPanic(entry, input.readinessPanic, agg) });
       }
     }
     this.#reportDivergence();

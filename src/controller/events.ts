@@ -43,6 +43,10 @@ export type ControllerEvent =
   | { readonly type: 'divergence'; readonly pod: PodRef; readonly policy: PolicyRef; readonly diverged: boolean; readonly message: string }
   /** This replica's count of diverged pods of a policy changed (the outprobe_divergent_pods gauge). */
   | { readonly type: 'divergence-count'; readonly policy: PolicyRef; readonly diverged: number }
+  /** A pod lost its vantage (no replica may probe it from outside its node, ADR 0040), or has one again: one per pod and transition, from the replica that keeps or probes it. */
+  | { readonly type: 'no-vantage'; readonly pod: PodRef; readonly policy: PolicyRef; readonly blind: boolean; readonly message: string }
+  /** This replica's count of a policy's pods without a vantage that it keeps changed (the outprobe_pods_without_vantage gauge). */
+  | { readonly type: 'no-vantage-count'; readonly policy: PolicyRef; readonly count: number }
   | { readonly type: 'gate-conflict'; readonly policy: PolicyRef; readonly message: string }
   | { readonly type: 'status-write'; readonly policy: PolicyRef; readonly result: 'written' | 'failed'; readonly error?: unknown }
   | {

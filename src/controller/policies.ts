@@ -50,6 +50,7 @@ export function parseStoredStatus(raw: RawPolicy['status']): PolicyStatus | unde
     ungated: num(raw.ungated),
     // Absent from a status an older controller wrote: left out, so the first status this one computes differs and is written.
     ...(typeof raw.diverged === 'number' ? { diverged: raw.diverged } : {}),
+    ...(typeof raw.noVantage === 'number' ? { noVantage: raw.noVantage } : {}),
     remediations: num(raw.remediations),
     message: typeof raw.message === 'string' ? raw.message : '',
     conditions,

@@ -129,6 +129,13 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
     'divergence-count': (e) => {
       metrics.setDivergentPods(e.policy.namespace, ref(e.policy), e.diverged);
     },
+    'no-vantage': (e) => {
+      emit(podObject(e.pod), e.blind ? 'Warning' : 'Normal', e.blind ? 'NoVantage' : 'VantageRestored', e.message);
+      log.info(e.blind ? 'pod without a vantage: not probed, gate kept True' : 'pod has a vantage again', { policy: ref(e.policy), pod: ref(e.pod) });
+    },
+    'no-vantage-count': (e) => {
+      metrics.setNoVantagePods(e.policy.namespace, ref(e.policy), e.count);
+    },
     'gate-conflict': (e) => {
       emit(policyObject(e.policy), 'Warning', 'ConditionTypeConflict', e.message);
       log.warn(e.message, { policy: ref(e.policy) });

@@ -53,6 +53,8 @@ export interface TargetSetDeps {
   readonly replica?: string | undefined;
   /** Live members and pod owners, for the fleet-wide readiness cap (ADR 0032). @default this replica alone */
   readonly fleet?: FleetMembers | undefined;
+  /** The pod has no vantage (ADR 0040, NoVantageKeeper): nothing is probed on it here. @default never */
+  readonly blind?: (pod: Pod, selecting: readonly PolicyEntry[], owned: boolean) => boolean;
 }
 
 const podRef = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, name: pod.name });
@@ -186,7 +188,8 @@ export class TargetSet {
     // A pod this replica lost: no write of its own may still be retried or repaired.
     if (!owned) this.#d.gates.forget(pod.uid);
     const selecting = [...this.#d.policies.values()].filter((e) => e.policy !== undefined && selects(e.policy, pod));
-    const { wanted, issues, losers } = owned && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod, selecting) : emptyPlan();
+    const blind = this.#d.blind?.(pod, selecting, owned) === true;
+    const { wanted, issues, losers } = owned && !blind && pod.phase !== 'Succeeded' && pod.phase !== 'Failed' ? this.#plan(pod, selecting) : emptyPlan();
     this.#setIssues(pod, issues);
     this.#setConflicts(pod, losers);
     // A copy: #remove takes keys out of the pod's list.

@@ -6,7 +6,7 @@ import { systemClock, systemRandom } from '../kernel/index.ts';
 import { KubeClient } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { EventRecorder, Logger, Metrics } from '../observability/index.ts';
-import { PodProof, ShardMembership, isLive, owner, shardReporter } from '../sharding/index.ts';
+import { PodProof, ShardMembership, isLive, shardReporter } from '../sharding/index.ts';
 import { LedgerStore } from '../writeback/index.ts';
 import type { MemberClaim } from '../sharding/index.ts';
 
@@ -108,7 +108,7 @@ export function shardingHooks(
     aggregate: (key: string, local: LocalCounts) => sharding.aggregate(key, local),
     fleetLive: () => (sharding.members?.length ?? 0) > 0 || sharding.peerLeases().length > 0,
     orphanAfterMs: orphanBoundMs(ledger?.config.leaseDurationMs ?? 15_000),
-    fleet: { members: () => sharding.members, owner },
+    fleet: { members: () => sharding.members, owner: (members: readonly string[], uid: string) => sharding.responsibleAmong(members, uid) },
   };
   if (ledger === undefined) return hooks;
   const { client, config, log, stall } = ledger;

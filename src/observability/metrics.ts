@@ -74,6 +74,7 @@ export class Metrics {
   readonly #transitions: Counter<'policy' | 'kind' | 'to'>;
   readonly #probeErrors: Gauge<'policy'>;
   readonly #divergentPods: Gauge<'namespace' | 'policy'>;
+  readonly #noVantagePods: Gauge<'namespace' | 'policy'>;
   readonly #policies: Gauge<'state'>;
   readonly #readinessPanic: Gauge<'namespace' | 'policy'>;
   readonly #unreadyHeld: Gauge<'namespace' | 'policy' | 'state'>;
@@ -162,6 +163,12 @@ export class Metrics {
     this.#divergentPods = new Gauge({
       name: `${prefix}divergent_pods`,
       help: 'Selected pods of a policy, on this replica, whose readiness the node (ContainersReady) and outprobe see differently, both views confirmed and stable: ready to the node but unreachable from outprobe, or the reverse. Sum over replicas for the policy.',
+      labelNames: ['namespace', 'policy'],
+      registers,
+    });
+    this.#noVantagePods = new Gauge({
+      name: `${prefix}pods_without_vantage`,
+      help: 'Selected pods of a policy that no replica may probe from outside their node under spec.vantage.spread (ADR 0040), kept by this replica: not probed, readiness condition kept True (reason NoVantage). Sum over replicas for the policy.',
       labelNames: ['namespace', 'policy'],
       registers,
     });
@@ -337,6 +344,13 @@ export class Metrics {
     const labels = { namespace, policy };
     this.#divergentPods.set(labels, n);
     this.#remember(policy, 'divergent_pods', {}, () => this.#divergentPods.remove(labels));
+  }
+
+  /** Pods of a policy without a vantage that this replica keeps (ADR 0040). `policy` is `<namespace>/<name>`. */
+  setNoVantagePods(namespace: string, policy: string, n: number): void {
+    const labels = { namespace, policy };
+    this.#noVantagePods.set(labels, n);
+    this.#remember(policy, 'pods_without_vantage', {}, () => this.#noVantagePods.remove(labels));
   }
 
   setPolicies(counts: { readonly valid: number; readonly invalid: number }): void {

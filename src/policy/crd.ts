@@ -1,4 +1,4 @@
-import { conditionTypePrefix, livenessActions, panicExitMarginPercent, policyDefaults, policyModes, selectorOperators } from './defaults.ts';
+import { conditionTypePrefix, livenessActions, panicExitMarginPercent, policyDefaults, policyModes, selectorOperators, vantageSpreads } from './defaults.ts';
 import { celRegex, int32, int64, obj, probeSchema, str, withRules } from './crd-probe.ts';
 import type { CelRule, JsonSchema } from './crd-probe.ts';
 import { maxPrefixLength, messages, patterns, reservedConditionTypes } from './rules.ts';
@@ -115,6 +115,20 @@ const remediationSchema = obj(
   { default: {} },
 );
 
+const vantageSchema = obj(
+  "Where the verdicts on the selected pods come from (ADR 0040). outprobe's replicas publish their node (from their pod) and its zone; the replica that probes a pod is chosen by rendezvous hashing over the replicas eligible for it only.",
+  {
+    spread: withRules(
+      str(
+        "node (default): never probe a pod from its own node; zone: from a replica in another zone where one is known, else from another node; any: from any replica, the pod's own node included (the kubelet's blind spot). A pod no eligible replica can probe (one replica, or every replica on its node) is not probed: it is counted in the Degraded condition (reason NoVantage), gets a NoVantage Event, and its readiness condition is kept True (fail open). The second opinion asks only eligible replicas.",
+        { enum: [...vantageSpreads], default: policyDefaults.vantageSpread },
+      ),
+      [{ rule: `self in [${vantageSpreads.map((s) => `'${s}'`).join(', ')}]`, message: 'vantage.spread must be node, zone or any' }],
+    ),
+  },
+  { default: {} },
+);
+
 const selectorSchema = obj(
   "Label selector for the pods in the policy's namespace. Required; {} selects every pod in the namespace.",
   {
@@ -178,6 +192,7 @@ const specSchema = withRules(
       liveness: livenessSchema,
       startup: startupSchema,
       remediation: remediationSchema,
+      vantage: vantageSchema,
       secondOpinion: {
         type: 'boolean',
         default: policyDefaults.secondOpinion,
@@ -220,6 +235,9 @@ const statusSchema = obj('What the controller observes; written by outprobe only
   ungated: count('Selected pods that do not list the readiness condition in spec.readinessGates (probed and counted, never written).'),
   diverged: count(
     "Selected pods whose readiness the node and outprobe see differently, both views confirmed and stable for a probe period: ContainersReady True (the kubelet, probing from the pod's own node) while outprobe's readiness probe fails from another node, or the reverse. Each such pod gets a ReachabilityDiverged Warning Event. Counted in Observe mode too.",
+  ),
+  noVantage: count(
+    "Selected pods that no replica may probe under spec.vantage.spread (one replica, or every replica on the pod's node): they are not probed and their readiness condition is kept True (reason NoVantage). Also counted in the Degraded condition.",
   ),
   remediations: int64('Remediations (evictions or deletions) taken since the policy was created.', { minimum: 0 }),
   message: str('One-line summary, shown by kubectl get -o wide.', { maxLength: 32768 }),
@@ -293,6 +311,7 @@ export function probePolicyCrd(): JsonSchema {
             column('Pods-Ready', 'integer', '.status.ready', 'Of those, how many have the policy\'s readiness condition True (a count, not a condition).'),
             column('Pods-Failing', 'integer', '.status.failing', 'Of those, how many fail liveness or startup now.'),
             column('Diverged', 'integer', '.status.diverged', "Selected pods the node calls ready and outprobe cannot reach, or the reverse."),
+            column('NoVantage', 'integer', '.status.noVantage', "Selected pods no replica may probe from outside their node (not probed, kept ready)."),
             column('Remediated', 'integer', '.status.remediations', 'Evictions or deletions taken so far.'),
             column('Age', 'date', '.metadata.creationTimestamp', 'Time since the policy was created.'),
             column('Message', 'string', '.status.message', 'Summary of the policy state; for a policy that is not applied, why.'),

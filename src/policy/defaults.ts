@@ -37,6 +37,10 @@ export type LivenessAction = (typeof livenessActions)[number];
 export const httpSchemes = ['HTTP', 'HTTPS'] as const;
 export type HttpScheme = (typeof httpSchemes)[number];
 
+/** Where a policy's verdicts may come from (ADR 0040). */
+export const vantageSpreads = ['node', 'zone', 'any'] as const;
+export type VantageSpread = (typeof vantageSpreads)[number];
+
 export const selectorOperators = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 export type SelectorOperator = (typeof selectorOperators)[number];
 
@@ -55,6 +59,8 @@ export const policyDefaults = {
   maxUnreadyPercent: 50,
   /** Ask a second replica before the first False and before any remediation (ADR 0018). */
   secondOpinion: true,
+  /** Never probe a pod from its own node (ADR 0040). */
+  vantageSpread: 'node',
   /** Inject the readiness gate only in namespaces labelled for it, unless a policy asks (ADR 0021). */
   injectGate: false,
 } as const satisfies {
@@ -64,6 +70,7 @@ export const policyDefaults = {
   haltAbovePercentFailing: number;
   maxUnreadyPercent: number;
   secondOpinion: boolean;
+  vantageSpread: VantageSpread;
   injectGate: boolean;
 };
 

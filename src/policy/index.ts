@@ -16,8 +16,9 @@ export {
   probeDefaults,
   probeTimingFields,
   selectorOperators,
+  vantageSpreads,
 } from './defaults.ts';
-export type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator } from './defaults.ts';
+export type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator, VantageSpread } from './defaults.ts';
 export { isContainerProbeRef, resolveContainerProbe } from './from-container.ts';
 export type { ContainerProbeProblem, ContainerProbeResolution } from './from-container.ts';
 export { formatIssue, policyIssueCodes } from './issues.ts';
@@ -44,6 +45,7 @@ export type {
   ReadinessSpec,
   RemediationSpec,
   StartupSpec,
+  VantageSpec,
 } from './types.ts';
 export { probeOf, validatePolicy } from './validate.ts';
 export type { ValidateOptions, ValidationResult } from './validate.ts';

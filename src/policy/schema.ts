@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { livenessActions, policyDefaults, policyModes, selectorOperators } from './defaults.ts';
+import { livenessActions, policyDefaults, policyModes, selectorOperators, vantageSpreads } from './defaults.ts';
 import { coded } from './issues.ts';
 import {
   isDnsLabel,
@@ -151,6 +151,7 @@ export const specSchema = z
     startup: startupSchema.optional(),
     remediation: remediationSchema.prefault({}),
     secondOpinion: z.boolean().default(policyDefaults.secondOpinion),
+    vantage: z.object({ spread: z.enum(vantageSpreads).default(policyDefaults.vantageSpread) }).prefault({}),
   })
   .superRefine((spec, ctx) => {
     if (spec.readiness === undefined && spec.liveness === undefined && spec.startup === undefined) {

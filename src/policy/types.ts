@@ -1,4 +1,4 @@
-import type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator } from './defaults.ts';
+import type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator, VantageSpread } from './defaults.ts';
 
 /**
  * A ProbePolicy after validation and defaulting: what the rest of the
@@ -36,6 +36,17 @@ export interface ProbePolicySpec {
    * policies) counts as true. @default true
    */
   readonly secondOpinion?: boolean;
+  /**
+   * Where the verdicts come from (ADR 0040): `node` never from the pod's own
+   * node, `zone` from another zone where possible, else another node, `any`
+   * from any replica. Always set by validation; absent (hand-built policies)
+   * counts as `node`. @default { spread: 'node' }
+   */
+  readonly vantage?: VantageSpec;
+}
+
+export interface VantageSpec {
+  readonly spread: VantageSpread;
 }
 
 export interface LabelSelector {

@@ -27,18 +27,19 @@ export class Handover {
    * gained from their old owner; pods it lost, or that are gone, are dropped.
    * For the first computation pass `before` = undefined: the old owner is
    * then whoever would own the pod without this replica (it may have been
-   * probing it while this replica was starting).
+   * probing it while this replica was starting). `ownerOf`: who is
+   * responsible for a pod among members (vantage rules, ADR 0040).
    */
-  update(before: readonly string[] | undefined, after: readonly string[], uids: Iterable<string>, now: number): void {
+  update(before: readonly string[] | undefined, after: readonly string[], uids: Iterable<string>, now: number, ownerOf: (members: readonly string[], uid: string) => string | undefined = owner): void {
     const old = before ?? after.filter((m) => m !== this.#self);
     const seen = new Set<string>();
     for (const uid of uids) {
       seen.add(uid);
-      if (owner(after, uid) !== this.#self) {
+      if (ownerOf(after, uid) !== this.#self) {
         this.#gains.delete(uid);
         continue;
       }
-      const previous = owner(old, uid);
+      const previous = ownerOf(old, uid);
       if (previous !== this.#self && previous !== undefined) this.#gains.set(uid, { previous, at: now });
     }
     for (const uid of this.#gains.keys()) if (!seen.has(uid)) this.#gains.delete(uid);

@@ -19,6 +19,12 @@ export interface Member {
   readonly podIP: string;
   /** `host:port` of the member's peer listener: the pod's IP and its `peer` container port (IPv6 in brackets). */
   readonly peerAddress: string;
+  /**
+   * The zone the Lease declares (`--zone`): taken only where the member's
+   * Node cannot be read (vantage, ADR 0040); its node always comes from the
+   * pod. @default undefined
+   */
+  readonly zone?: string | undefined;
 }
 
 /** What a replica declares about itself on its Lease: its pod's UID, node and IP. */
@@ -32,10 +38,12 @@ export interface MemberClaim {
    * `peer` container port. @default undefined
    */
   readonly port?: number | undefined;
+  /** Its node's zone as the replica knows it (ADR 0040): a declaration, used only where the Node cannot be read. @default undefined */
+  readonly zone?: string | undefined;
 }
 
 export function encodeClaim(c: MemberClaim): string {
-  return JSON.stringify({ uid: c.podUid, node: c.nodeName, ip: c.podIP, ...(c.port === undefined ? {} : { port: c.port }) });
+  return JSON.stringify({ uid: c.podUid, node: c.nodeName, ip: c.podIP, ...(c.port === undefined ? {} : { port: c.port }), ...(c.zone === undefined ? {} : { zone: c.zone }) });
 }
 
 const field = (o: Record<string, unknown>, k: string): string | undefined => {
@@ -61,7 +69,8 @@ export function decodeClaim(text: string | undefined): MemberClaim | undefined {
   const nodeName = field(o, 'node');
   const podIP = field(o, 'ip');
   const port = portNumber(Object.hasOwn(o, 'port') ? o['port'] : undefined);
-  return podUid === undefined || nodeName === undefined || podIP === undefined ? undefined : { podUid, nodeName, podIP, ...(port === undefined ? {} : { port }) };
+  const zone = field(o, 'zone');
+  return podUid === undefined || nodeName === undefined || podIP === undefined ? undefined : { podUid, nodeName, podIP, ...(port === undefined ? {} : { port }), ...(zone === undefined ? {} : { zone }) };
 }
 
 /** A pod of the release namespace as membership needs it (read defensively: a pod's status is hostile input). */

@@ -13,6 +13,8 @@ import type { PodProof } from './pod-proof.ts';
 import { declaredMember, rejectionReasons } from './proof.ts';
 import type { RejectionReason, Verdict } from './proof.ts';
 import { owner } from './rendezvous.ts';
+import { VantageOwnership } from '../vantage/ownership.ts';
+import type { ProvenPlace, VantageSource } from '../vantage/ownership.ts';
 
 /** How long a release at shutdown may take before the Lease is left to expire. */
 const releaseTimeoutMs = 5000;
@@ -66,6 +68,12 @@ export interface ShardMembershipOptions {
   readonly claim?: MemberClaim | undefined;
   /** Without `proof`: the peer port of the declared members. @default 9444 */
   readonly peerPort?: number;
+  /**
+   * Vantage rules (ADR 0040): each pod's spread and each node's zone. A pod is
+   * owned by rendezvous over the members eligible for it only. @default none:
+   * plain rendezvous over every member
+   */
+  readonly vantage?: VantageSource | undefined;
 }
 
 /**
@@ -84,7 +92,7 @@ export class ShardMembership {
   readonly #handover: Handover;
   #host: ShardHost | undefined;
   #members: readonly string[] | undefined;
-  #owners = new Map<string, string | undefined>();
+  readonly #vantage: VantageOwnership;
   /** Impaired (ADR 0017): no Lease, no pods, until rejoin(). */
   #standingDown = false;
   /** Lease writes (renew, release) one at a time, so a renew in flight cannot re-create a Lease just released. */
@@ -106,6 +114,7 @@ export class ShardMembership {
     this.#o = options;
     this.#durationMs = options.leaseDurationMs ?? 15_000;
     this.#handover = new Handover(options.identity, this.#durationMs);
+    this.#vantage = new VantageOwnership(options.vantage);
     this.#writer = new LeaseWriter({ client: options.client, clock: options.clock, namespace: options.namespace, identity: options.identity, durationMs: this.#durationMs });
     this.#reflector = new Reflector<ShardLease, LeaseJson>({
       client: options.client,
@@ -135,8 +144,34 @@ export class ShardMembership {
     return this.#members;
   }
 
+  /** This replica probes the pod, or (no member may probe it: NoVantage) keeps it (ADR 0040). */
   owns(pod: Pod): boolean {
-    return this.#ownerOf(pod.uid) === this.#o.identity;
+    return this.#members !== undefined && this.#vantage.responsible(pod) === this.#o.identity;
+  }
+
+  /**
+   * Who among `members` is responsible for the pod with this UID, as vantage
+   * assigns it (the pod's place last seen; plain rendezvous for a pod not seen
+   * yet): the fleet-wide readiness cap's view of other replicas' pods (ADR 0032).
+   */
+  responsibleAmong(members: readonly string[], uid: string): string | undefined {
+    return this.#vantage.responsibleAmong(members, uid);
+  }
+
+  /** No live member may probe the pod under its vantage spread (ADR 0040); false before this replica joined. */
+  noVantage(pod: Pod): boolean {
+    return this.#members !== undefined && this.#members.length > 0 && this.#vantage.assignment(pod).kind === 'none';
+  }
+
+  /** Peers (identities) to ask for a second opinion on the pod, best first: the eligible ones only (ADR 0040). */
+  secondOpinionOrder(podUid: string, candidates: readonly string[]): string[] {
+    return this.#vantage.secondOpinionOrder(podUid, candidates);
+  }
+
+  /** A zone was learned or changed (ADR 0040): every pod is assigned again. */
+  vantageChanged(): void {
+    this.#vantage.invalidate();
+    this.#recompute();
   }
 
   /** When this replica gained the pod from another member (see Handover); undefined if it did not, or no longer owns it. */
@@ -396,11 +431,12 @@ export class ShardMembership {
     return n;
   }
 
-  #ownerOf(uid: string): string | undefined {
-    const members = this.#members;
-    if (members === undefined) return undefined;
-    if (!this.#owners.has(uid)) this.#owners.set(uid, owner(members, uid));
-    return this.#owners.get(uid);
+  /** The live members' proven places (their nodes from their pods, ADR 0040). */
+  #places(now: number): ProvenPlace[] {
+    return this.#leases().flatMap((l) => {
+      const v = this.#verdict(l, now);
+      return v.kind === 'member' ? [{ identity: l.holder, nodeName: v.member.nodeName, zone: v.member.zone }] : [];
+    });
   }
 
   #recompute(): void {
@@ -412,13 +448,14 @@ export class ShardMembership {
     // Standing down, or its own Lease expired or no longer proven: it owns nothing.
     const members = !this.#standingDown && own !== undefined && this.#accepted(own, now) ? liveMembers(this.#leases(), now) : [];
     const before = this.#members;
-    if (before !== undefined && before.join('\n') === members.join('\n')) return;
+    const placesChanged = this.#vantage.setMembers(members, this.#places(now));
+    if (before !== undefined && before.join('\n') === members.join('\n') && !placesChanged) return;
     this.#members = members;
     // A replica alone at its start takes pods from nobody: no handover (ADR 0033).
     if (before !== undefined || members.length > 1) this.#changedAt = now;
-    this.#owners = new Map();
     const pods = [...this.#host.pods()];
-    this.#handover.update(before, members, pods.map((p) => p.uid), now);
+    for (const p of pods) this.#vantage.assignment(p);
+    this.#handover.update(before, members, pods.map((p) => p.uid), now, (m, uid) => this.#vantage.responsibleAmong(m, uid));
     let owned = 0;
     for (const p of pods) if (this.owns(p)) owned++;
     const unowned = this.unownedPods();

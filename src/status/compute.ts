@@ -28,6 +28,8 @@ export interface PolicyStatus {
    * a status stored by an older controller, so that it differs and is written.
    */
   readonly diverged?: number;
+  /** Selected pods no replica may probe under the policy's vantage spread (ADR 0040): not probed, kept True. @default 0 */
+  readonly noVantage?: number;
   readonly remediations: number;
   readonly message: string;
   readonly conditions: readonly PolicyCondition[];
@@ -46,6 +48,8 @@ export interface StatusInput {
   readonly erroring: number;
   /** Pods whose node and outprobe disagree on readiness (ADR 0023), summed over the replicas. @default 0 */
   readonly diverged?: number;
+  /** Selected pods no replica may probe under `spec.vantage.spread` (ADR 0040). @default 0 */
+  readonly noVantage?: number;
   readonly planIssues: readonly string[];
   /** Of the pods with plan issues, those whose container's own probe (`fromContainer`) is missing or refused (ADR 0023). @default 0 */
   readonly containerProbeIssues?: number;
@@ -77,9 +81,11 @@ function degraded(i: StatusInput): Draft {
   if (i.ungated > 0) parts.push(`${i.ungated} selected pod(s) lack the readiness gate and are probed but not gated`);
   const foreign = i.foreign ?? 0;
   if (foreign > 0) parts.push(`${foreign} pod(s) carry this condition type written by another writer (not outprobe): outprobe does not write it there`);
+  const noVantage = i.noVantage ?? 0;
+  if (noVantage > 0) parts.unshift(`${noVantage} pod(s) have no vantage: no replica runs outside their node (spec.vantage.spread), so they are not probed and their readiness condition is kept True`);
   parts.push(...i.planIssues.slice(0, 3));
   if (parts.length === 0) return { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'All targets probe cleanly' };
-  const reason = i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : foreign > 0 ? 'ForeignCondition' : (i.containerProbeIssues ?? 0) > 0 ? 'ContainerProbeUnavailable' : 'ContainerMissing';
+  const reason = noVantage > 0 ? 'NoVantage' : i.erroring > 0 ? 'ProbeErrors' : i.ungated > 0 ? 'PodsUngated' : foreign > 0 ? 'ForeignCondition' : (i.containerProbeIssues ?? 0) > 0 ? 'ContainerProbeUnavailable' : 'ContainerMissing';
   return { type: 'Degraded', status: 'True', reason, message: parts.join('; ') };
 }
 
@@ -145,6 +151,7 @@ function summary(i: StatusInput): string {
   if (i.ungated > 0) parts.push(`${i.ungated} ungated`);
   if (i.erroring > 0) parts.push(`${i.erroring} erroring`);
   if ((i.diverged ?? 0) > 0) parts.push(`${i.diverged ?? 0} diverged (node and outprobe disagree)`);
+  if ((i.noVantage ?? 0) > 0) parts.push(`${i.noVantage ?? 0} without vantage (not probed, kept ready)`);
   return parts.join(', ');
 }
 
@@ -161,6 +168,7 @@ export function computeStatus(input: StatusInput, previous: PolicyStatus | undef
     failing: input.failing,
     ungated: input.ungated,
     diverged: input.diverged ?? 0,
+    noVantage: input.noVantage ?? 0,
     remediations: input.remediations,
     message: summary(input),
     conditions,

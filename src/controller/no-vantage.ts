@@ -1,0 +1,140 @@
+import type { Clock } from '../kernel/index.ts';
+import { podKey as podKeyOf } from '../kube/index.ts';
+import type { Pod } from '../kube/index.ts';
+import type { GateCondition, GateWriter } from '../writeback/index.ts';
+import { conditionWriter, rfc3339 } from './conditions.ts';
+import type { Observer, PolicyRef } from './events.ts';
+import type { PolicyEntry } from './policies.ts';
+
+/** The reason of a gate kept True because no replica may probe the pod from outside its node (ADR 0040). */
+export const noVantageReason = 'NoVantage';
+
+export interface NoVantageDeps {
+  readonly clock: Clock;
+  readonly observe: Observer;
+  readonly gates: Pick<GateWriter, 'desire'>;
+  readonly pods: ReadonlyMap<string, Pod>;
+  /** No live member may probe the pod under its policies' spread (sharding decides). */
+  readonly noVantage: (pod: Pod) => boolean;
+}
+
+interface Blind {
+  readonly uid: string;
+  /** The selecting policies that do not allow `spread: any`. */
+  readonly policies: readonly string[];
+  /** This replica keeps it (reports it, keeps its gate open). */
+  readonly kept: boolean;
+}
+
+const spreadOf = (e: PolicyEntry): string => e.policy?.spec.vantage?.spread ?? 'node';
+const refOf = (e: PolicyEntry): PolicyRef => ({ namespace: e.namespace, name: e.name, uid: e.uid });
+
+/** The fail-open condition of a pod without a vantage. */
+export function noVantageCondition(type: string, node: string | undefined, now: number): GateCondition {
+  const at = rfc3339(now);
+  const where = node === undefined ? 'its node' : `its node ${node}`;
+  return { type, status: 'True', reason: noVantageReason, message: `outprobe fails open: no replica may probe this pod from outside ${where} (spec.vantage.spread; run more replicas on other nodes), so it is not probed`, lastTransitionTime: at, lastProbeTime: at };
+}
+
+/**
+ * Pods without a vantage (ADR 0040): no replica runs where the pod's
+ * policies allow its verdicts to come from. Such a pod is never probed from
+ * its own node; the replica that keeps it (sharding's keeper) writes its
+ * gate True with reason NoVantage (fail open, never stranded False) and
+ * sends one Event per pod per transition. Every replica books them (each
+ * sees every pod), so the policy's status writer counts them.
+ */
+export class NoVantageKeeper {
+  readonly #d: NoVantageDeps;
+  /** pod key → its state while it has no vantage. */
+  readonly #blind = new Map<string, Blind>();
+  /** policy key → the kept count last reported (the gauge). */
+  readonly #shown = new Map<string, number>();
+
+  constructor(deps: NoVantageDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * The pod was reconciled: true when it has no vantage (nothing may probe
+   * it here). `owned`: this replica is responsible for it.
+   */
+  reconcile(pod: Pod, selecting: readonly PolicyEntry[], owned: boolean): boolean {
+    const key = podKeyOf(pod);
+    const before = this.#blind.get(key);
+    const was = before !== undefined && before.uid === pod.uid;
+    const strict = selecting.filter((e) => e.policy !== undefined && spreadOf(e) !== 'any');
+    const live = pod.phase !== 'Succeeded' && pod.phase !== 'Failed' && pod.deletionTimestamp === undefined;
+    const blind = live && strict.length > 0 && this.#d.noVantage(pod);
+    if (!blind) {
+      if (!was) return false;
+      this.#blind.delete(key);
+      if (owned && live) for (const e of strict) this.#d.observe({ type: 'no-vantage', pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid }, policy: refOf(e), blind: false, message: `ProbePolicy ${e.name}: a replica outside the pod's node probes it again` });
+      this.#report(before.policies);
+      return false;
+    }
+    this.#blind.set(key, { uid: pod.uid, policies: strict.map((e) => e.key), kept: owned });
+    if (owned && (!was || !before.kept)) {
+      for (const e of strict) {
+        this.#d.observe({ type: 'no-vantage', pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid }, policy: refOf(e), blind: true, message: `ProbePolicy ${e.name} (vantage.spread ${spreadOf(e)}): no replica runs outside this pod's node ${pod.nodeName ?? '(not scheduled)'}; it is not probed and its readiness condition is kept True` });
+      }
+    }
+    if (owned) this.#failOpen(pod, strict);
+    this.#report([...new Set([...strict.map((e) => e.key), ...(before?.policies ?? [])])]);
+    return true;
+  }
+
+  /** The policy's pods without a vantage (every replica's view; the status writer's count). */
+  count(policyKey: string): number {
+    return this.#tally(policyKey, false);
+  }
+
+  #tally(policyKey: string, keptOnly: boolean): number {
+    let n = 0;
+    for (const [key, b] of this.#blind) {
+      if (this.#d.pods.get(key)?.uid !== b.uid) {
+        this.#blind.delete(key); // the pod is gone
+        continue;
+      }
+      if (b.policies.includes(policyKey) && (!keptOnly || b.kept)) n++;
+    }
+    return n;
+  }
+
+  #report(policies: readonly string[]): void {
+    for (const key of policies) {
+      const n = this.#tally(key, true);
+      if ((this.#shown.get(key) ?? 0) === n) continue;
+      this.#shown.set(key, n);
+      const [namespace = '', name = ''] = key.split('/');
+      this.#d.observe({ type: 'no-vantage-count', policy: { namespace, name, uid: '' }, count: n });
+    }
+  }
+
+  /** Keeps each Enforce readiness gate of the pod True (over a condition outprobe wrote, or its own type not written yet). */
+  #failOpen(pod: Pod, policies: readonly PolicyEntry[]): void {
+    for (const e of policies) {
+      const type = e.policy?.spec.mode === 'Enforce' ? e.policy.spec.readiness?.conditionType : undefined;
+      if (type === undefined || !pod.readinessGates.includes(type)) continue;
+      if (conditionWriter(pod.conditions, type).by === 'foreign') continue;
+      const have = pod.conditions.find((c) => c.type === type)?.status;
+      if (have === 'True') continue;
+      this.#d.gates.desire({ uid: pod.uid, namespace: pod.namespace, name: pod.name }, noVantageCondition(type, pod.nodeName, this.#d.clock.now()), have);
+    }
+  }
+}
+
+/** Reasons whose message is not a verdict from a vantage (nothing probed it). */
+const unprobed: ReadonlySet<string> = new Set([noVantageReason, 'PolicyRemoved']);
+
+/**
+ * The condition as written: its message names the vantage the verdict came
+ * from (`here`: this replica's node and zone, ADR 0040), so `kubectl
+ * describe pod` answers "who said this, from where". Kept within 1024
+ * characters; conditions nothing probed are left as they are.
+ */
+export function stampVantage(condition: GateCondition, here: string | undefined): GateCondition {
+  if (here === undefined || unprobed.has(condition.reason)) return condition;
+  const suffix = ` [probed from ${here}]`;
+  return { ...condition, message: `${condition.message.slice(0, Math.max(0, 1024 - suffix.length))}${suffix}` };
+}

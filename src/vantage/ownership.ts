@@ -1,0 +1,134 @@
+import type { Pod } from '../kube/index.ts';
+import { owner, ranked } from '../sharding/rendezvous.ts';
+import { assign, secondOpinionOrder } from './eligible.ts';
+import type { Assignment, PodPlace, Spread, VantageMember } from './eligible.ts';
+
+/** What ownership needs to know beyond the members: each pod's spread and each node's zone. */
+export interface VantageSource {
+  /** The strictest `spec.vantage.spread` of the valid policies selecting the pod (`node` when none does). */
+  spreadOf(pod: Pod): Spread;
+  /**
+   * The node's `topology.kubernetes.io/zone` as read from its Node: a string,
+   * `null` when the Node was read and has no zone, `undefined` when it is not
+   * known (not read yet, or not readable: RBAC).
+   */
+  zoneOf(node: string): string | null | undefined;
+}
+
+/** A live member as membership proved it: its node from its pod, the zone its Lease declares (used only where the Node cannot be read). */
+export interface ProvenPlace {
+  readonly identity: string;
+  /** '' when unknown (a declared member whose Lease names no pod). */
+  readonly nodeName: string;
+  readonly zone?: string | undefined;
+}
+
+interface Cached {
+  readonly node: string | undefined;
+  readonly spread: Spread;
+  readonly place: PodPlace;
+  readonly assignment: Assignment;
+}
+
+/**
+ * Pod ownership with vantage rules (ADR 0040): rendezvous hashing of the pod
+ * UID over the members eligible for the pod, cached per pod until the
+ * members, their places or the pod's node change. Without a source it is
+ * plain rendezvous over every member (what sharding did before).
+ */
+export class VantageOwnership {
+  readonly #source: VantageSource | undefined;
+  #members: readonly VantageMember[] = [];
+  /** Members' places, the current ones and those of the previous set (a handover looks back at who owned a pod). */
+  #known = new Map<string, VantageMember>();
+  #signature = '';
+  #cache = new Map<string, Cached>();
+
+  constructor(source: VantageSource | undefined) {
+    this.#source = source;
+  }
+
+  get enabled(): boolean {
+    return this.#source !== undefined;
+  }
+
+  /** The live members (sorted identities) and their proven places; true when anything vantage depends on changed. */
+  setMembers(ids: readonly string[], places: readonly ProvenPlace[]): boolean {
+    const byId = new Map(places.map((p) => [p.identity, p]));
+    const members = ids.map((identity): VantageMember => {
+      const p = byId.get(identity);
+      const node = p === undefined || p.nodeName === '' ? undefined : p.nodeName;
+      return { identity, node, zone: this.#zone(node, p?.zone) };
+    });
+    const signature = members.map((m) => `${m.identity}@${m.node ?? ''}/${m.zone ?? ''}`).join('\n');
+    if (signature === this.#signature) return false;
+    this.#signature = signature;
+    this.#known = new Map([...this.#members, ...members].map((m) => [m.identity, m]));
+    this.#members = members;
+    this.#cache = new Map();
+    return true;
+  }
+
+  /** Zones (or spreads) may have changed: every pod is assigned again. */
+  invalidate(): void {
+    this.#cache = new Map();
+    this.#signature = '';
+  }
+
+  get members(): readonly VantageMember[] {
+    return this.#members;
+  }
+
+  /** Who probes the pod, or NoVantage and who keeps it. */
+  assignment(pod: Pod): Assignment {
+    const ids = this.#members.map((m) => m.identity);
+    if (this.#source === undefined) {
+      const o = owner(ids, pod.uid);
+      return o === undefined ? { kind: 'none', keeper: undefined } : { kind: 'owner', identity: o };
+    }
+    const spread = this.#source.spreadOf(pod);
+    const hit = this.#cache.get(pod.uid);
+    if (hit !== undefined && hit.node === pod.nodeName && hit.spread === spread) return hit.assignment;
+    const place = this.#place(pod.nodeName, spread);
+    const assignment = assign(this.#members, pod.uid, place, spread);
+    this.#cache.set(pod.uid, { node: pod.nodeName, spread, place, assignment });
+    return assignment;
+  }
+
+  /** The member responsible for the pod: its owner, or for a pod without a vantage its keeper. */
+  responsible(pod: Pod): string | undefined {
+    const a = this.assignment(pod);
+    return a.kind === 'owner' ? a.identity : a.keeper;
+  }
+
+  /**
+   * Who was responsible for the pod among `members` (identities), with the
+   * places last known: the handover's view of a past membership.
+   */
+  responsibleAmong(members: readonly string[], uid: string): string | undefined {
+    const hit = this.#cache.get(uid);
+    if (this.#source === undefined || hit === undefined) return owner(members, uid);
+    const list = members.map((id) => this.#known.get(id) ?? { identity: id, node: undefined, zone: undefined });
+    const a = assign(list, uid, hit.place, hit.spread);
+    return a.kind === 'owner' ? a.identity : a.keeper;
+  }
+
+  /** The peers to ask for a second opinion on the pod, best first: eligible ones only (never the pod's own node). */
+  secondOpinionOrder(podUid: string, candidates: readonly string[]): string[] {
+    const hit = this.#cache.get(podUid);
+    if (this.#source === undefined || hit === undefined) return ranked(candidates, podUid);
+    return secondOpinionOrder(this.#members, podUid, hit.place, hit.spread, candidates);
+  }
+
+  #place(node: string | undefined, spread: Spread): PodPlace {
+    if (node === undefined || spread !== 'zone') return { node, zone: undefined };
+    return { node, zone: this.#source?.zoneOf(node) ?? undefined };
+  }
+
+  /** A member's zone: its Node's label when the Node was read; the Lease's declaration only where it could not be. */
+  #zone(node: string | undefined, declared: string | undefined): string | undefined {
+    if (node === undefined) return undefined;
+    const read = this.#source?.zoneOf(node);
+    return read === undefined ? declared : (read ?? undefined);
+  }
+}
