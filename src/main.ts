@@ -130,7 +130,7 @@ async function main(): Promise<number> {
     if (late.controller === undefined) throw new Error('second opinion asked before the controller was built');
     return late.controller;
   } });
-  late.shard = config.sharding ? startSharding({ config, client, log, metrics, events, peerPort: peer.port ?? config.peerPort }) : undefined;
+  late.shard = config.sharding ? startSharding({ config, client, log, metrics, events, peerPort: peer.port ?? config.peerPort, policies: () => late.controller?.policies.values() ?? [] }) : undefined;
   const sharding = late.shard?.sharding;
   const controller = new Controller({
     client,
@@ -154,7 +154,7 @@ async function main(): Promise<number> {
     namespaces: config.namespaces,
     statusIntervalMs: config.statusIntervalMs,
     identity: config.identity,
-    ...shardingHooks(sharding, { client, config, log, stall: loopMonitor }),
+    ...shardingHooks(late.shard, config, { client, log, stall: loopMonitor }),
     ...guardOptions(sharding !== undefined && config.selfCheck, () => guard.check, metrics),
     ...(peer.guard === undefined ? {} : { secondOpinion: peer.guard }),
   });

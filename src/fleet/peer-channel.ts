@@ -110,6 +110,7 @@ export async function startPeerChannel(deps: Deps): Promise<PeerChannel> {
     clock: systemClock,
     identity: config.identity,
     peers: () => deps.sharding()?.sharding.peers().map((m) => ({ identity: m.identity, address: m.peerAddress })) ?? [],
+    order: (ids, podUid) => deps.sharding()?.sharding.secondOpinionOrder(podUid, ids) ?? [...ids],
     ask: httpAskPeer(() => token.token()),
     observe: secondOpinionReporter({ log, metrics, events: deps.events, identity: config.identity }),
     onSettled: () => {

@@ -4,14 +4,18 @@ import type { ControllerOptions, LocalCounts } from '../controller/index.ts';
 import { orphanBoundMs } from '../failopen/index.ts';
 import { systemClock, systemRandom } from '../kernel/index.ts';
 import { KubeClient } from '../kube/index.ts';
-import type { Pod } from '../kube/index.ts';
 import type { EventRecorder, Logger, Metrics } from '../observability/index.ts';
 import { PodProof, ShardMembership, isLive, shardReporter } from '../sharding/index.ts';
 import { LedgerStore } from '../writeback/index.ts';
 import type { MemberClaim } from '../sharding/index.ts';
+import type { Pod } from '../kube/index.ts';
+import type { ProbePolicy } from '../policy/index.ts';
+import { NodeZones, podSpread, vantageText } from '../vantage/index.ts';
 
 export interface Sharding {
   readonly sharding: ShardMembership;
+  /** Node zones (ADR 0040), read with `get nodes`. */
+  readonly zones: NodeZones;
   /** Undefined with --membership-proof=none. */
   readonly proof: PodProof | undefined;
   readonly leaseClient: KubeClient;
@@ -24,7 +28,7 @@ function declaredClaim(config: Config, peerPort: number): MemberClaim | undefine
   const m = /^\[(.*)\]:(\d+)$/.exec(advertise) ?? /^([^:]+):(\d+)$/.exec(advertise);
   const ip = (m?.[1] ?? advertise).replace(/^\[|\]$/g, '');
   const port = m === null ? peerPort : Number(m[2]);
-  return { podUid: config.self.podUid ?? 'undeclared', nodeName: config.self.nodeName ?? hostname(), podIP: ip, port };
+  return { podUid: config.self.podUid ?? 'undeclared', nodeName: config.self.nodeName ?? hostname(), podIP: ip, port, ...(config.zone === undefined ? {} : { zone: config.zone }) };
 }
 
 /**
@@ -36,7 +40,16 @@ function declaredClaim(config: Config, peerPort: number): MemberClaim | undefine
  * them, every Lease expired, and ownership churned for seconds).
  * `peerPort`: the bound peer listener's port.
  */
-export function startSharding(deps: { readonly config: Config; readonly client: KubeClient; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder; readonly peerPort: number }): Sharding {
+export function startSharding(deps: {
+  readonly config: Config;
+  readonly client: KubeClient;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  readonly events: EventRecorder;
+  readonly peerPort: number;
+  /** The controller's policies, once it is built (each pod's vantage spread, ADR 0040). */
+  readonly policies: () => Iterable<{ readonly policy: ProbePolicy | undefined }>;
+}): Sharding {
   const { config, client, log, metrics } = deps;
   const leaseClient = new KubeClient({
     connection: client.connection,
@@ -57,7 +70,7 @@ export function startSharding(deps: { readonly config: Config; readonly client: 
         clock: systemClock,
         random: systemRandom,
         namespace,
-        self: { podName: s.podName, podUid: s.podUid, nodeName: s.nodeName, podIP: s.podIP },
+        self: { podName: s.podName, podUid: s.podUid, nodeName: s.nodeName, podIP: s.podIP, ...(config.zone === undefined ? {} : { zone: config.zone }) },
         ...(config.peerPodSelector === undefined ? {} : { labelSelector: config.peerPodSelector }),
         leaseDurationMs: config.leaseDurationMs,
         peerPort: deps.peerPort,
@@ -70,6 +83,13 @@ export function startSharding(deps: { readonly config: Config; readonly client: 
   }
   const pod = s.podName === undefined || s.namespace === undefined ? undefined : { kind: 'Pod' as const, apiVersion: 'v1', namespace: s.namespace, name: s.podName, uid: s.podUid ?? '' };
   const claim = proof === undefined ? declaredClaim(config, deps.peerPort) : undefined;
+  const late: { sharding: ShardMembership | undefined } = { sharding: undefined };
+  const zones = new NodeZones({
+    client: leaseClient,
+    clock: systemClock,
+    onChange: () => late.sharding?.vantageChanged(),
+    onDenied: (error) => log.warn('reading Nodes is refused (RBAC get nodes): zones are unknown unless replicas declare theirs (--zone); vantage.spread zone falls back to another node', { error: String(error) }),
+  });
   const sharding = new ShardMembership({
     client: leaseClient,
     clock: systemClock,
@@ -82,36 +102,52 @@ export function startSharding(deps: { readonly config: Config; readonly client: 
     proof,
     claim,
     peerPort: deps.peerPort,
+    vantage: { spreadOf: (p: Pod) => podSpread(deps.policies(), p), zoneOf: (node) => zones.zoneOf(node) },
   });
-  return { sharding, proof, leaseClient };
+  late.sharding = sharding;
+  return { sharding, zones, proof, leaseClient };
 }
 
 /**
  * The controller's sharding hooks (none without sharding: it probes every
- * pod). With `ledger`, the fleet-wide remediation guard (ADR 0033): the
- * policies' remediation ledgers in the Lease namespace, peers' failing
- * counts and membership changes from the shard Leases, stalls from the
- * event-loop monitor. `fleetLive`: a live shard Lease, this replica's or a
- * peer's; without one for longer than max(30 s, 2 × the Lease duration) no
- * replica owns any pod and outprobe's gates are released (ADR 0035).
+ * pod). `fleetLive`: a live shard Lease, this replica's or a peer's; without
+ * one for longer than max(30 s, 2 × the Lease duration) no replica owns any
+ * pod and outprobe's gates are released (ADR 0035). `vantage`: pods without
+ * one, and this replica's own for the gate messages (ADR 0040). `fleet`: the
+ * members and who is responsible for a pod, for the fleet-wide readiness cap
+ * (ADR 0032). With `ledger`, the fleet-wide remediation guard (ADR 0033): the
+ * policies' remediation ledgers in the Lease namespace, peers' failing counts
+ * and membership changes from the shard Leases, stalls from the event-loop
+ * monitor.
  */
 export function shardingHooks(
-  sharding: ShardMembership | undefined,
-  ledger?: { readonly client: KubeClient; readonly config: Config; readonly log: Logger; readonly stall?: { stalledWithin(ms: number): boolean } },
-): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs' | 'fleetRemediation' | 'fleet'> {
-  if (sharding === undefined) return {};
+  shard: Sharding | undefined,
+  config: Config,
+  ledger?: { readonly client: KubeClient; readonly log: Logger; readonly stall?: { stalledWithin(ms: number): boolean } },
+): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs' | 'vantage' | 'fleet' | 'fleetRemediation'> {
+  if (shard === undefined) return {};
+  const { sharding, zones } = shard;
+  const node = config.self.nodeName;
   const hooks = {
+    vantage: {
+      noVantage: (pod: Pod) => sharding.noVantage(pod),
+      here: () => {
+        if (node === undefined) return undefined;
+        const read = zones.zoneOf(node);
+        return vantageText(node, read === undefined ? config.zone : (read ?? undefined));
+      },
+    },
     owns: (pod: Pod) => sharding.owns(pod),
     gainedAt: (pod: Pod) => sharding.gainedAt(pod),
     mayRemediate: (pod: Pod) => sharding.mayRemediate(pod),
     writesStatus: (uid: string) => sharding.writesStatus(uid),
     aggregate: (key: string, local: LocalCounts) => sharding.aggregate(key, local),
     fleetLive: () => (sharding.members?.length ?? 0) > 0 || sharding.peerLeases().length > 0,
-    orphanAfterMs: orphanBoundMs(ledger?.config.leaseDurationMs ?? 15_000),
+    orphanAfterMs: orphanBoundMs(config.leaseDurationMs),
     fleet: { members: () => sharding.members, owner: (members: readonly string[], uid: string) => sharding.responsibleAmong(members, uid) },
   };
   if (ledger === undefined) return hooks;
-  const { client, config, log, stall } = ledger;
+  const { client, log, stall } = ledger;
   const store = new LedgerStore({ client, clock: systemClock, namespace: config.leaseNamespace ?? client.connection.namespace, replica: config.identity });
   const fleet = {
     leaseDurationMs: config.leaseDurationMs,

@@ -83,6 +83,12 @@ export interface SecondOpinionGuardOptions {
   readonly identity: string;
   /** Live peers that publish an address (this replica excluded or not: it is skipped). */
   readonly peers: () => readonly PeerAddress[];
+  /**
+   * The peers (identities) to ask about a pod, best first (vantage, ADR 0040:
+   * the eligible ones only, never a replica on the pod's node).
+   * @default rendezvous order over every peer
+   */
+  readonly order?: (ids: readonly string[], podUid: string) => string[];
   readonly ask: AskPeer;
   readonly observe?: (e: SecondOpinionEvent) => void;
   /** After each answer (held writes and remediations are swept again then). */
@@ -169,7 +175,7 @@ export class SecondOpinionGuard {
       if (p.identity === this.#o.identity || p.address === '' || (until !== undefined && until > now)) continue;
       byId.set(p.identity, p);
     }
-    return ranked([...byId.keys()], podUid).flatMap((id) => byId.get(id) ?? []);
+    return (this.#o.order ?? ranked)([...byId.keys()], podUid).flatMap((id) => byId.get(id) ?? []);
   }
 
   #ask(key: string, q: Question, peer: PeerAddress): void {

@@ -74,7 +74,7 @@ export function proveLease(lease: ShardLease, ctx: ProofContext): Verdict {
   const podIP = pod.podIP ?? claim.podIP;
   return {
     kind: 'member',
-    member: { identity: lease.holder, podName: pod.name, podUid: pod.uid, nodeName: pod.nodeName ?? claim.nodeName, podIP, peerAddress: hostPort(podIP, pod.peerPort ?? ctx.peerPort), zone: claim.zone },
+    member: { identity: lease.holder, podName: pod.name, podUid: pod.uid, nodeName: pod.nodeName ?? claim.nodeName, podIP, peerAddress: hostPort(podIP, pod.peerPort ?? ctx.peerPort), ...(claim.zone === undefined ? {} : { zone: claim.zone }) },
   };
 }
 
@@ -116,5 +116,5 @@ function podFault(pod: MemberPod, claim: MemberClaim, ctx: ProofContext): Verdic
 export function declaredMember(lease: ShardLease, peerPort: number): Member | undefined {
   const claim = decodeClaim(lease.member);
   if (claim === undefined) return undefined;
-  return { identity: lease.holder, podName: lease.holder, podUid: claim.podUid, nodeName: claim.nodeName, podIP: claim.podIP, peerAddress: hostPort(claim.podIP, claim.port ?? peerPort), zone: claim.zone };
+  return { identity: lease.holder, podName: lease.holder, podUid: claim.podUid, nodeName: claim.nodeName, podIP: claim.podIP, peerAddress: hostPort(claim.podIP, claim.port ?? peerPort), ...(claim.zone === undefined ? {} : { zone: claim.zone }) };
 }

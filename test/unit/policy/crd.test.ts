@@ -147,13 +147,14 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
     }
   });
 
-  void it('has the printer columns STATUS, MODE, PODS, PODS-READY, PODS-FAILING, DIVERGED, REMEDIATED, AGE and MESSAGE, all by default', () => {
+  void it('has the printer columns STATUS, MODE, PODS, PODS-READY, PODS-FAILING, DIVERGED, NOVANTAGE, REMEDIATED, AGE and MESSAGE, all by default', () => {
     const columns = version['additionalPrinterColumns'] as Node[];
     assert.deepEqual(
       columns.map((c) => [String(c['name']).toUpperCase(), c['priority'] ?? 0]),
-      [['STATUS', 0], ['MODE', 0], ['PODS', 0], ['PODS-READY', 0], ['PODS-FAILING', 0], ['DIVERGED', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 0]],
+      [['STATUS', 0], ['MODE', 0], ['PODS', 0], ['PODS-READY', 0], ['PODS-FAILING', 0], ['DIVERGED', 0], ['NOVANTAGE', 0], ['REMEDIATED', 0], ['AGE', 0], ['MESSAGE', 0]],
     );
     assert.equal(columns.find((c) => c['name'] === 'Diverged')?.['jsonPath'], '.status.diverged');
+    assert.equal(columns.find((c) => c['name'] === 'NoVantage')?.['jsonPath'], '.status.noVantage');
     assert.equal(columns.find((c) => c['name'] === 'Status')?.['jsonPath'], '.status.conditions[?(@.type=="Ready")].reason');
     for (const c of columns) assert.ok(typeof c['description'] === 'string' && c['jsonPath'] !== undefined);
   });
@@ -161,7 +162,7 @@ void describe('crds/outprobe.io_probepolicies.yaml', () => {
   void it('has the status fields, with conditions as a list-map keyed by type', () => {
     const status = at(root, 'properties', 'status', 'properties');
     assert.deepEqual(Object.keys(status).sort(), [
-      'conditions', 'diverged', 'failing', 'message', 'observedGeneration', 'pods', 'ready', 'remediations', 'ungated',
+      'conditions', 'diverged', 'failing', 'message', 'noVantage', 'observedGeneration', 'pods', 'ready', 'remediations', 'ungated',
     ]);
     const conditions = at(status, 'conditions');
     assert.equal(conditions['x-kubernetes-list-type'], 'map');

@@ -126,6 +126,7 @@ void describe('validatePolicy: the valid table', () => {
       startup: null,
       remediation: { maxUnavailable: 1, haltAbovePercentFailing: 50 },
       secondOpinion: true,
+      vantage: { spread: 'node' },
     });
   });
 
