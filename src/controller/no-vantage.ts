@@ -1,7 +1,7 @@
 import type { Clock } from '../kernel/index.ts';
 import { podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
-import type { GateCondition, GateWriter } from '../writeback/index.ts';
+import type { GateCondition, GateWriter, PodRef } from '../writeback/index.ts';
 import { conditionWriter, rfc3339 } from './conditions.ts';
 import type { Observer, PolicyRef } from './events.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -28,6 +28,10 @@ interface Blind {
 
 const spreadOf = (e: PolicyEntry): string => e.policy?.spec.vantage?.spread ?? 'node';
 const refOf = (e: PolicyEntry): PolicyRef => ({ namespace: e.namespace, name: e.name, uid: e.uid });
+const isLive = (pod: Pod): boolean => pod.phase !== 'Succeeded' && pod.phase !== 'Failed' && pod.deletionTimestamp === undefined;
+const refOfPod = (pod: Pod): PodRef => ({ namespace: pod.namespace, name: pod.name, uid: pod.uid });
+const blindMessage = (e: PolicyEntry, pod: Pod): string =>
+  `ProbePolicy ${e.name} (vantage.spread ${spreadOf(e)}): no replica runs outside this pod's node ${pod.nodeName ?? '(not scheduled)'}; it is not probed and its readiness condition is kept True`;
 
 /** The fail-open condition of a pod without a vantage. */
 export function noVantageCondition(type: string, node: string | undefined, now: number): GateCondition {
@@ -62,26 +66,27 @@ export class NoVantageKeeper {
   reconcile(pod: Pod, selecting: readonly PolicyEntry[], owned: boolean): boolean {
     const key = podKeyOf(pod);
     const before = this.#blind.get(key);
-    const was = before !== undefined && before.uid === pod.uid;
+    const was = before?.uid === pod.uid ? before : undefined;
     const strict = selecting.filter((e) => e.policy !== undefined && spreadOf(e) !== 'any');
-    const live = pod.phase !== 'Succeeded' && pod.phase !== 'Failed' && pod.deletionTimestamp === undefined;
-    const blind = live && strict.length > 0 && this.#d.noVantage(pod);
-    if (!blind) {
-      if (!was) return false;
-      this.#blind.delete(key);
-      if (owned && live) for (const e of strict) this.#d.observe({ type: 'no-vantage', pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid }, policy: refOf(e), blind: false, message: `ProbePolicy ${e.name}: a replica outside the pod's node probes it again` });
-      this.#report(before.policies);
+    const live = isLive(pod);
+    if (!live || strict.length === 0 || !this.#d.noVantage(pod)) {
+      if (was !== undefined) this.#restored(pod, key, was, strict, owned && live);
       return false;
     }
     this.#blind.set(key, { uid: pod.uid, policies: strict.map((e) => e.key), kept: owned });
-    if (owned && (!was || !before.kept)) {
-      for (const e of strict) {
-        this.#d.observe({ type: 'no-vantage', pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid }, policy: refOf(e), blind: true, message: `ProbePolicy ${e.name} (vantage.spread ${spreadOf(e)}): no replica runs outside this pod's node ${pod.nodeName ?? '(not scheduled)'}; it is not probed and its readiness condition is kept True` });
-      }
+    if (owned) {
+      if (was?.kept !== true) for (const e of strict) this.#d.observe({ type: 'no-vantage', pod: refOfPod(pod), policy: refOf(e), blind: true, message: blindMessage(e, pod) });
+      this.#failOpen(pod, strict);
     }
-    if (owned) this.#failOpen(pod, strict);
     this.#report([...new Set([...strict.map((e) => e.key), ...(before?.policies ?? [])])]);
     return true;
+  }
+
+  /** The pod has a vantage again (or is gone from the policies): an Event from the replica that now probes it. */
+  #restored(pod: Pod, key: string, was: Blind, strict: readonly PolicyEntry[], tell: boolean): void {
+    this.#blind.delete(key);
+    if (tell) for (const e of strict) this.#d.observe({ type: 'no-vantage', pod: refOfPod(pod), policy: refOf(e), blind: false, message: `ProbePolicy ${e.name}: a replica outside the pod's node probes it again` });
+    this.#report(was.policies);
   }
 
   /** The policy's pods without a vantage (every replica's view; the status writer's count). */

@@ -150,9 +150,15 @@ function summary(i: StatusInput): string {
   if (i.failing > 0) parts.push(`${i.failing} failing`);
   if (i.ungated > 0) parts.push(`${i.ungated} ungated`);
   if (i.erroring > 0) parts.push(`${i.erroring} erroring`);
+  return [...parts, ...viewParts(i)].join(', ');
+}
+
+/** What the summary says of where the verdicts come from: divergence (ADR 0023), pods without a vantage (ADR 0040). */
+function viewParts(i: StatusInput): string[] {
+  const parts: string[] = [];
   if ((i.diverged ?? 0) > 0) parts.push(`${i.diverged ?? 0} diverged (node and outprobe disagree)`);
   if ((i.noVantage ?? 0) > 0) parts.push(`${i.noVantage ?? 0} without vantage (not probed, kept ready)`);
-  return parts.join(', ');
+  return parts;
 }
 
 export function computeStatus(input: StatusInput, previous: PolicyStatus | undefined): PolicyStatus {

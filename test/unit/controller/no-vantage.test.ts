@@ -66,7 +66,7 @@ function setup(spread: 'node' | 'zone' | 'any' = 'node') {
     pods.set('shop/web-1', p);
     set.onPod('MODIFIED', p, undefined);
   };
-  return { set, keeper, writes, events, state, show };
+  return { set, keeper, writes, events, state, show, targets: (): number => [...set.all()].length };
 }
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -85,9 +85,8 @@ void describe('NoVantage (ADR 0040): a pod no replica may probe from outside its
     // A second replica joins on another node: it is probed again, one Event says so.
     t.state.blind = false;
     t.show(pod('True'));
-    assert.ok(t.set.size > 0);
-    const nv = t.events.filter((e) => e.type === 'no-vantage');
-    assert.deepEqual(nv.map((e) => e.type === 'no-vantage' && e.blind), [true, false]);
+    assert.ok(t.targets() > 0);
+    assert.deepEqual(t.events.flatMap((e) => (e.type === 'no-vantage' ? [e.blind] : [])), [true, false]);
     assert.equal(t.keeper.count('shop/web'), 0);
   });
 
@@ -108,16 +107,15 @@ void describe('NoVantage (ADR 0040): a pod no replica may probe from outside its
   void it('spread any: the pod is probed from wherever (never NoVantage)', () => {
     const t = setup('any');
     t.show(pod('True'));
-    assert.ok(t.set.size > 0);
+    assert.ok(t.targets() > 0);
     assert.equal(t.keeper.count('shop/web'), 0);
   });
 
   void it('the policy\'s Degraded condition says NoVantage with the count', () => {
     const s = computeStatus({ generation: 1, invalid: null, synced: true, pods: 3, ready: 3, failing: 0, ungated: 0, erroring: 0, planIssues: [], remediations: 0, halted: false, noVantage: 2, now: '2026-12-07T02:00:00Z' }, undefined);
-    const d = s.conditions.find((c) => c.type === 'Degraded');
-    assert.equal(d?.status, 'True');
-    assert.equal(d?.reason, 'NoVantage');
-    assert.match(d?.message ?? '', /^2 pod\(s\) have no vantage/);
+    const d = s.conditions.filter((c) => c.type === 'Degraded');
+    assert.deepEqual(d.map((c) => [c.status, c.reason]), [['True', 'NoVantage']]);
+    assert.match(d.map((c) => c.message).join(''), /^2 pod\(s\) have no vantage/);
     assert.equal(s.noVantage, 2);
   });
 
@@ -125,7 +123,7 @@ void describe('NoVantage (ADR 0040): a pod no replica may probe from outside its
     const c: GateCondition = { type: gate, status: 'False', reason: 'ProbeFailed', message: 'Readiness probe failed: timeout', lastTransitionTime: 't', lastProbeTime: 't' };
     assert.equal(stampVantage(c, 'node n2 (zone b)').message, 'Readiness probe failed: timeout [probed from node n2 (zone b)]');
     assert.equal(stampVantage({ ...c, message: 'x'.repeat(2000) }, 'node n2').message.length, 1024);
-    assert.equal(stampVantage({ ...c, reason: 'NoVantage' }, 'node n2').message, c.message);
+    assert.equal(stampVantage({ ...c, reason: 'NoVantage' }, 'node n2').message, 'Readiness probe failed: timeout');
     assert.equal(stampVantage(c, undefined), c);
   });
 });

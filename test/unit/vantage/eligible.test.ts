@@ -29,9 +29,10 @@ void describe('vantage eligibility and ownership (ADR 0040)', () => {
       const node = nodes[i % 3];
       if (nodeOf(owner(members.map((m) => m.identity), uid)) === node) colocatedPlain++;
       const a = assign(members, uid, { node, zone: undefined }, 'node');
-      assert.equal(a.kind, 'owner');
-      if (a.kind === 'owner' && nodeOf(a.identity) === node) colocatedVantage++;
-      if (a.kind === 'owner' && a.identity !== owner(members.map((m) => m.identity), uid)) moved.push(uid);
+      const id = a.kind === 'owner' ? a.identity : undefined;
+      assert.notEqual(id, undefined);
+      if (nodeOf(id) === node) colocatedVantage++;
+      if (id !== owner(members.map((m) => m.identity), uid)) moved.push(uid);
     }
     assert.ok(colocatedPlain > uids.length / 5, `plain rendezvous co-located ${colocatedPlain} of ${uids.length}`);
     assert.equal(colocatedVantage, 0);
