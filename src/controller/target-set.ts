@@ -22,6 +22,7 @@ import { PolicyTally, markFields } from './policy-tally.ts';
 import type { PodMark } from './policy-tally.ts';
 import type { PanicReport } from './panic.ts';
 import { newTarget, replan, runPass } from './runner.ts';
+import { noVantageReason } from './no-vantage.ts';
 import type { Probers, Target } from './runner.ts';
 
 export interface TargetSetDeps {
@@ -548,11 +549,13 @@ export class TargetSet {
     const want = verdict === 'success' ? 'True' : 'False';
     if (want === 'False' && this.#readiness.failsOpen(target.plan.policy, pod.uid)) return;
     const have = gateStatus(pod, type);
+    // A gate kept open for want of a vantage (ADR 0040) is no verdict: the first one replaces it.
+    const keptOpen = conditionReason(pod, type) === noVantageReason;
     // A missing condition already holds the pod not ready.
-    if (have === want || (want === 'False' && have === undefined)) return;
+    if ((have === want && !keptOpen) || (want === 'False' && have === undefined)) return;
     const known = { desired: this.#d.gates.desired(pod.uid, type), lastFailure: target.lastFailure };
     const condition = repairCondition(type, target.plan.container, want, this.#d.clock.now(), known);
-    this.#d.gates.desire(podRef(pod), condition, have);
+    this.#d.gates.desire(podRef(pod), condition, keptOpen ? undefined : have);
   }
 
   #observeMode(t: Target): boolean {

@@ -34,8 +34,8 @@ function policy(spread: 'node' | 'zone' | 'any'): ProbePolicy {
   };
 }
 
-function pod(status?: 'True' | 'False'): Pod {
-  const conditions: PodCondition[] = status === undefined ? [] : [{ type: gate, status, reason: status === 'True' ? 'ProbeSucceeded' : 'ProbeFailed', message: undefined, lastTransitionTime: undefined }];
+function pod(status?: 'True' | 'False', reason?: string): Pod {
+  const conditions: PodCondition[] = status === undefined ? [] : [{ type: gate, status, reason: reason ?? (status === 'True' ? 'ProbeSucceeded' : 'ProbeFailed'), message: undefined, lastTransitionTime: undefined }];
   return {
     uid: 'uid-1', namespace: 'shop', name: 'web-1', resourceVersion: '1', labels: { app: 'web' }, nodeName: 'n1', phase: 'Running', podIP: '127.0.10.1',
     deletionTimestamp: undefined, hostNetwork: false, restartPolicy: 'Always', terminationGracePeriodSeconds: 30, readinessGates: [gate],
@@ -66,7 +66,12 @@ function setup(spread: 'node' | 'zone' | 'any' = 'node') {
     pods.set('shop/web-1', p);
     set.onPod('MODIFIED', p, undefined);
   };
-  return { set, keeper, writes, events, state, show, targets: (): number => [...set.all()].length };
+  const pass = async (): Promise<void> => {
+    scheduler.step();
+    for (let i = 0; i < 5; i++) await flush();
+    clock.advance(10_000);
+  };
+  return { set, keeper, writes, events, state, show, pass, targets: (): number => [...set.all()].length };
 }
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -102,6 +107,14 @@ void describe('NoVantage (ADR 0040): a pod no replica may probe from outside its
     u.show(pod('True'));
     await flush();
     assert.equal(u.writes.length, 0);
+  });
+
+  void it('a gate kept open (NoVantage) is replaced by the first verdict once a replica may probe the pod', async () => {
+    const t = setup();
+    t.state.blind = false;
+    t.show(pod('True', 'NoVantage'));
+    await t.pass();
+    assert.deepEqual(t.writes.map((w) => [w.status, w.reason]), [['True', 'ProbeSucceeded']]);
   });
 
   void it('spread any: the pod is probed from wherever (never NoVantage)', () => {
