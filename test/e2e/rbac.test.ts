@@ -85,7 +85,8 @@ void describe('the controller with the chart\'s ServiceAccount', () => {
   const runController = async (kubeconfig: string, extra: readonly string[]): Promise<{ readonly exited: Promise<number | null> }> => {
     lines.length = 0;
     fleet ??= await createFleet(cp.kube, { namespace: NS, name: 'outprobe', existingDeployment: true });
-    replicaPod ??= await fleet.addReplica('outprobe-rbac-0', { ip: '127.0.0.1', node: 'fake-node' });
+    // Not the workload's node (fake-node): a replica never probes a pod of its own node (vantage, ADR 0040).
+    replicaPod ??= await fleet.addReplica('outprobe-rbac-0', { ip: '127.0.0.1', node: 'outprobe-node' });
     // One pod per remediating policy (100% failing) and a Delete policy: the installer lifts the halt ceiling and allows Delete.
     const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--allowed-probe-cidrs', '127.0.0.0/8', '--metrics-addr', '127.0.0.1:0', '--status-interval', '1',
       '--peer-addr', '127.0.0.1:0', ...fleet.args(replicaPod), '--max-halt-above-percent-failing', '100', '--allow-delete-action', ...extra],

@@ -13,7 +13,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { owner } from '../../src/sharding/index.ts';
+import { assign } from '../../src/vantage/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { installCrd } from '../integration/support/controller.ts';
@@ -182,7 +182,12 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
       }
     })();
     const r1 = replicas.get(victim)!;
-    const theirs = pods.filter((p) => owner(ids, p.uid) === victim);
+    // What the victim owns: rendezvous over the replicas off the pod's node (vantage, ADR 0040; replica i on node i).
+    const members = ids.map((id, i) => ({ identity: id, node: net!.nodes[i]!.name, zone: undefined }));
+    const theirs = pods.filter((p) => {
+      const a = assign(members, p.uid, { node: p.node, zone: undefined }, 'node');
+      return a.kind === 'owner' && a.identity === victim;
+    });
     log(`${victim} owns ${theirs.length} pods`);
     assert.ok(theirs.length > 0);
     await sleep(2000); // a quiet start: every replica has checked its peers

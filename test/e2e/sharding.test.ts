@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { owner } from '../../src/sharding/index.ts';
+import { assign } from '../../src/vantage/index.ts';
 import { spreadDueAt } from '../../src/probing/index.ts';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
@@ -227,6 +227,17 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
   let fleet: Fleet | undefined;
   /** One Pod per replica, made once: a restarted replica is a restarted container of the same pod. */
   const fleetPods = new Map<string, FleetPod>();
+  /** pod UID → its node (the workload's pods and the replicas' own). */
+  const nodeOfUid = new Map<string, string>();
+  /**
+   * Who owns a pod as every replica computes it: rendezvous over the replicas off the pod's
+   * node (vantage, ADR 0040; `node` spread); a pod of the only replicas' node is kept by the
+   * plain rendezvous owner (NoVantage).
+   */
+  const owner = (members: readonly string[], uid: string): string | undefined => {
+    const a = assign(members.map((id) => ({ identity: id, node: net!.nodes[replicaNodes[id] ?? -1]?.name, zone: undefined })), uid, { node: nodeOfUid.get(uid), zone: undefined }, 'node');
+    return a.kind === 'owner' ? a.identity : a.keeper;
+  };
   const start = (id: string): Replica => {
     const r = startReplica(cp!, net!, sandboxes.get(id)!, id, fleet!, fleetPods.get(id)!);
     logs.record(id, r.child);
@@ -325,6 +336,8 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
       }));
       pods.push(...batch);
     }
+    for (const p of pods) nodeOfUid.set(p.uid, p.node);
+    for (const p of fleetPods.values()) nodeOfUid.set(p.uid, p.node);
     log(`${podCount} pods created, attached and served in ${Date.now() - t1} ms`);
     const t2 = Date.now();
     await pinNeighbours(net, pods);
