@@ -257,9 +257,11 @@ void describe('charts/outprobe', () => {
     assert.equal(loaded.config.maxHaltAbovePercentFailing, 100);
     assert.deepEqual(loaded.config.allowedCidrs, ['10.0.0.0/8', '127.0.0.0/8']);
     // watchNamespace: the controller's rules are a Role (and RoleBinding) in that namespace; cluster-wide only
-    // the /metrics reviews (create tokenreviews and subjectaccessreviews) and the metrics-reader role.
+    // the /metrics reviews (create tokenreviews and subjectaccessreviews), the metrics-reader role, and get on
+    // nodes for their zones (vantage, ADR 0040).
     assert.deepEqual(exec.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`).sort(),
-      [`ClusterRole/${RELEASE}-metrics-auth`, `ClusterRole/${RELEASE}-metrics-reader`, `ClusterRole/${RELEASE}-webhook`, `ClusterRoleBinding/${RELEASE}-metrics-auth`, `ClusterRoleBinding/${RELEASE}-webhook`]);
+      [`ClusterRole/${RELEASE}-metrics-auth`, `ClusterRole/${RELEASE}-metrics-reader`, `ClusterRole/${RELEASE}-nodes`, `ClusterRole/${RELEASE}-webhook`, `ClusterRoleBinding/${RELEASE}-metrics-auth`, `ClusterRoleBinding/${RELEASE}-nodes`, `ClusterRoleBinding/${RELEASE}-webhook`]);
+    assert.deepEqual(named(exec, 'ClusterRole', `${RELEASE}-nodes`).rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
     const watchRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === RELEASE);
     assert.ok(watchRole !== undefined);
     assert.equal(watchRole.metadata.namespace, 'shop');
