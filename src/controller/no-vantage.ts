@@ -44,7 +44,8 @@ export function noVantageCondition(type: string, node: string | undefined, now: 
  * Pods without a vantage (ADR 0040): no replica runs where the pod's
  * policies allow its verdicts to come from. Such a pod is never probed from
  * its own node; the replica that keeps it (sharding's keeper) writes its
- * gate True with reason NoVantage (fail open, never stranded False) and
+ * gate True with reason NoVantage (fail open, never stranded False; over a
+ * True verdict too, since nothing renews it) and
  * sends one Event per pod per transition. Every replica books them (each
  * sees every pod), so the policy's status writer counts them.
  */
@@ -116,15 +117,17 @@ export class NoVantageKeeper {
     }
   }
 
-  /** Keeps each Enforce readiness gate of the pod True (over a condition outprobe wrote, or its own type not written yet). */
+  /** Keeps each Enforce readiness gate of the pod True with reason NoVantage (over a condition outprobe wrote, or its own type not written yet). */
   #failOpen(pod: Pod, policies: readonly PolicyEntry[]): void {
     for (const e of policies) {
       const type = e.policy?.spec.mode === 'Enforce' ? e.policy.spec.readiness?.conditionType : undefined;
       if (type === undefined || !pod.readinessGates.includes(type)) continue;
       if (conditionWriter(pod.conditions, type).by === 'foreign') continue;
-      const have = pod.conditions.find((c) => c.type === type)?.status;
-      if (have === 'True') continue;
-      this.#d.gates.desire({ uid: pod.uid, namespace: pod.namespace, name: pod.name }, noVantageCondition(type, pod.nodeName, this.#d.clock.now()), have);
+      const c = pod.conditions.find((x) => x.type === type);
+      if (c?.status === 'True' && c.reason === noVantageReason) continue;
+      // Also over a True verdict: the pod is no longer probed, and its condition says so (the
+      // status is passed only when it differs, so that the writer does not take True for done).
+      this.#d.gates.desire(refOfPod(pod), noVantageCondition(type, pod.nodeName, this.#d.clock.now()), c?.status === 'True' ? undefined : c?.status);
     }
   }
 }

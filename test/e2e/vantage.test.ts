@@ -197,7 +197,8 @@ describe(`vantage: no pod is judged from its own node (${podCount} pods, ${nodeC
     for (const id of ['r2', 'r3']) replicas.get(id)!.child.kill('SIGKILL');
     await Promise.all(['r2', 'r3'].map((id) => replicas.get(id)!.exited));
     const killedAt = Date.now();
-    await waitFor('r1 alone', () => Promise.resolve(membersOf(last) === 'r1'), leaseMs + 10_000, 100);
+    // The killed replicas' Leases expire after leaseMs; r1 may first stand down a while (its peers stopped answering, ADR 0017).
+    await waitFor('r1 alone', () => Promise.resolve(membersOf(last) === 'r1'), leaseMs + 40_000, 100);
     const own = pods.filter((p) => p.node === lastNode);
     const cutOwn = own.filter((p) => victims.includes(p));
     log(`r1 alone ${Date.now() - killedAt} ms after the kill; its node's pods: ${own.map((p) => p.name).join(',')} (cut and False before: ${cutOwn.map((p) => p.name).join(',') || 'none'})`);

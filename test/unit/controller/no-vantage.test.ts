@@ -95,7 +95,7 @@ void describe('NoVantage (ADR 0040): a pod no replica may probe from outside its
     assert.equal(t.keeper.count('shop/web'), 0);
   });
 
-  void it('a True gate is left as it is; a replica that does not keep the pod counts it and writes nothing', async () => {
+  void it('a replica that does not keep the pod counts it and writes nothing; the keeper marks a True gate NoVantage', async () => {
     const t = setup();
     t.state.owned = false;
     t.show(pod('False'));
@@ -103,10 +103,13 @@ void describe('NoVantage (ADR 0040): a pod no replica may probe from outside its
     assert.equal(t.writes.length, 0);
     assert.equal(t.events.filter((e) => e.type === 'no-vantage').length, 0);
     assert.equal(t.keeper.count('shop/web'), 1);
+    // A True verdict is no longer renewed: the keeper says so (reason NoVantage), once.
     const u = setup();
     u.show(pod('True'));
     await flush();
-    assert.equal(u.writes.length, 0);
+    u.show(pod('True', 'NoVantage'));
+    await flush();
+    assert.deepEqual(u.writes.map((w) => [w.status, w.reason]), [['True', 'NoVantage']]);
   });
 
   void it('a gate kept open (NoVantage) is replaced by the first verdict once a replica may probe the pod', async () => {
