@@ -425,7 +425,7 @@ void describe('charts/outprobe', () => {
     await until('ProbePolicies served', async () => ((await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200 ? true : undefined));
     ok(kubectl('apply', '--server-side', '-f', example), 'apply example');
     const table = ok(kubectl('get', 'probepolicies', '-n', 'shop'), 'kubectl get probepolicies');
-    assert.match(table, /^NAME\s+STATUS\s+MODE\s+PODS\s+PODS-READY\s+PODS-FAILING\s+DIVERGED\s+REMEDIATED\s+AGE\s+MESSAGE\n/);
+    assert.match(table, /^NAME\s+STATUS\s+MODE\s+PODS\s+PODS-READY\s+PODS-FAILING\s+DIVERGED\s+NOVANTAGE\s+REMEDIATED\s+AGE\s+MESSAGE\n/);
     assert.match(table, /\nweb\s+(\S+\s+)?Enforce\s/);
     assert.match(ok(kubectl('get', 'probepolicies', '-n', 'shop', '-o', 'wide'), 'get -o wide'), /MESSAGE/);
   });

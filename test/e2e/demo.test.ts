@@ -35,9 +35,9 @@ test('npm run demo runs its partition scenario end to end; Ctrl-C then ends it a
   assert.ok(interrupted, `the demo reached its watch: ${out.slice(-3000)}`);
   assert.equal(code, 0, out.slice(-3000));
   // What a user looks at: the policy's printer columns, the gate column, the EndpointSlice.
-  // STATUS MODE PODS PODS-READY PODS-FAILING DIVERGED REMEDIATED AGE MESSAGE
-  assert.match(out, /web\s+Probing\s+Enforce\s+3\s+3\s+0\s+0\s+0\s+\S+\s+3\/3 ready/);
-  assert.match(out, /web\s+Probing\s+Enforce\s+3\s+2\s+0\s+1\s+0\s+\S+\s+2\/3 ready, 1 diverged/, 'the policy shows the cut pod not ready, and diverged from its node');
+  // STATUS MODE PODS PODS-READY PODS-FAILING DIVERGED NOVANTAGE REMEDIATED AGE MESSAGE
+  assert.match(out, /web\s+Probing\s+Enforce\s+3\s+3\s+0\s+0\s+0\s+0\s+\S+\s+3\/3 ready/);
+  assert.match(out, /web\s+Probing\s+Enforce\s+3\s+2\s+0\s+1\s+0\s+0\s+\S+\s+2\/3 ready, 1 diverged/, 'the policy shows the cut pod not ready, and diverged from its node');
   assert.match(out, /READINESS GATES/);
   assert.match(out, /\s0\/1\n/, 'a pod shown with its gate not ready');
   assert.match(out, /true,false,true|false,true,true|true,true,false/, 'the EndpointSlice marks one endpoint not ready');
