@@ -82,7 +82,7 @@ void describe('examples/', () => {
       assert.equal(v.policy.spec.mode, m.spec['mode'] ?? 'Enforce');
     }
     const table = execFileSync(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'get', 'probepolicies', '-A'], { encoding: 'utf8' });
-    assert.match(table.split('\n')[0] ?? '', /^NAMESPACE\s+NAME\s+STATUS\s+MODE\s+PODS\s+PODS-READY\s+PODS-FAILING\s+DIVERGED\s+REMEDIATED\s+AGE\s+MESSAGE$/);
+    assert.match(table.split('\n')[0] ?? '', /^NAMESPACE\s+NAME\s+STATUS\s+MODE\s+PODS\s+PODS-READY\s+PODS-FAILING\s+DIVERGED\s+NOVANTAGE\s+REMEDIATED\s+AGE\s+MESSAGE$/);
     assert.match(table, /api-dry-run\s+(\S+\s+)?Observe/);
   });
 });
