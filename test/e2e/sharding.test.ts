@@ -485,8 +485,12 @@ describe(`sharding across 3 replicas (${podCount} pods on ${nodeCount} nodes of 
     await converged(['r1']);
     assert.equal(ownedPodsOf(replicas.get('r1')!), uids.length);
     await sleep(500);
-    rate = await probeRate(served(), open(), 2 * periodMs);
+    // Alone, r1 never probes the pods of its own node (vantage, ADR 0040: NoVantage, kept True): every other pod it does.
+    const r1Node = net!.nodes[replicaNodes['r1'] ?? 0]!.name;
+    rate = await probeRate(served(), open().filter((p) => p.node !== r1Node), 2 * periodMs);
     assert.ok(rate.max <= 1.5 && rate.min >= 0.5, `after 3 → 1: ${JSON.stringify(rate)}`);
+    const own = await probeRate(served(), open().filter((p) => p.node === r1Node), 2 * periodMs);
+    assert.equal(own.max, 0, `a pod of r1's own node was probed from it: ${JSON.stringify(own)}`);
     assert.equal(await stopGracefully('r1'), 0);
     assert.deepEqual(await leaseNames(), [], 'no Lease left behind');
   });
