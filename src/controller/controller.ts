@@ -22,7 +22,7 @@ import { TargetSet } from './target-set.ts';
 import type { FleetMembers } from './fleet-gates.ts';
 import type { Probers } from './runner.ts';
 import { StatusWriter } from './status-writer.ts';
-import { NoVantageKeeper, stampVantage } from './no-vantage.ts';
+import { NoVantageKeeper, blindHook, noVantageKeeper, stampVantage } from './no-vantage.ts';
 
 export interface ControllerOptions {
   readonly client: KubeClient;
@@ -232,7 +232,6 @@ export class Controller {
       },
     });
     const namespaces = options.namespaces ?? [];
-    const vantage = options.vantage;
     this.pods = new ReflectorSet<Pod, PodJson>({
       client,
       clock,
@@ -257,7 +256,7 @@ export class Controller {
       onEvent: (e) => this.#onPolicy(e.type, e.object),
       onSignal: (s) => observe(reflectorEvent('probepolicies', s)),
     });
-    this.#noVantage = vantage === undefined ? undefined : new NoVantageKeeper({ clock, observe, gates: this.gates, pods: this.pods.store, noVantage: (pod) => vantage.noVantage(pod) });
+    this.#noVantage = noVantageKeeper(options.vantage, { clock, observe, gates: this.gates, pods: this.pods.store });
     this.targets = new TargetSet({
       clock,
       observe,
@@ -273,7 +272,7 @@ export class Controller {
       stall: options.stallGuard,
       replica: options.identity,
       fleet: options.fleet,
-      ...(this.#noVantage === undefined ? {} : { blind: (pod: Pod, selecting: readonly PolicyEntry[], owned: boolean) => this.#noVantage?.reconcile(pod, selecting, owned) === true }),
+      ...blindHook(this.#noVantage),
     });
     this.release = new GateRelease({
       clock,
@@ -352,7 +351,7 @@ export class Controller {
         // (a restarted replica's own count starts again from zero).
         const total = Math.max(this.#floor.get(entry.key) ?? 0, (entry.stored?.remediations ?? 0) + agg.remediations);
         this.#floor.set(entry.key, total);
-        this.#status.write(entry, { ...input, noVantage: this.#noVantage?.count(entry.key) ?? 0, failing: agg.failing, erroring: agg.erroring, diverged: agg.diverged ?? 0, remediations: total, readinessPanic: clusterPanic(entry, input.readinessPanic, agg) });
+        this.#status.write(entry, { ...input, noVantage: NoVantageKeeper.count(this.#noVantage, entry.key), failing: agg.failing, erroring: agg.erroring, diverged: agg.diverged ?? 0, remediations: total, readinessPanic: clusterPanic(entry, input.readinessPanic, agg) });
       }
     }
     this.#reportDivergence();

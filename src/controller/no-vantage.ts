@@ -1,3 +1,4 @@
+import { releaseReasons } from '../failopen/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import { podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
@@ -90,6 +91,11 @@ export class NoVantageKeeper {
     this.#report(was.policies);
   }
 
+  /** `keeper.count(policyKey)`, 0 without vantage. */
+  static count(keeper: NoVantageKeeper | undefined, policyKey: string): number {
+    return keeper === undefined ? 0 : keeper.count(policyKey);
+  }
+
   /** The policy's pods without a vantage (every replica's view; the status writer's count). */
   count(policyKey: string): number {
     return this.#tally(policyKey, false);
@@ -133,7 +139,7 @@ export class NoVantageKeeper {
 }
 
 /** Reasons whose message is not a verdict from a vantage (nothing probed it). */
-const unprobed: ReadonlySet<string> = new Set([noVantageReason, 'PolicyRemoved']);
+const unprobed: ReadonlySet<string> = new Set([noVantageReason, ...releaseReasons]);
 
 /**
  * The condition as written: its message names the vantage the verdict came
@@ -145,4 +151,14 @@ export function stampVantage(condition: GateCondition, here: string | undefined)
   if (here === undefined || unprobed.has(condition.reason)) return condition;
   const suffix = ` [probed from ${here}]`;
   return { ...condition, message: `${condition.message.slice(0, Math.max(0, 1024 - suffix.length))}${suffix}` };
+}
+
+/** The controller's keeper, when sharding gives it a vantage (none without sharding: it probes every pod). */
+export function noVantageKeeper(vantage: { noVantage(pod: Pod): boolean } | undefined, deps: Omit<NoVantageDeps, 'noVantage'>): NoVantageKeeper | undefined {
+  return vantage === undefined ? undefined : new NoVantageKeeper({ ...deps, noVantage: (pod) => vantage.noVantage(pod) });
+}
+
+/** The target set's `blind` hook, when there is a keeper. */
+export function blindHook(keeper: NoVantageKeeper | undefined): { blind?: (pod: Pod, selecting: readonly PolicyEntry[], owned: boolean) => boolean } {
+  return keeper === undefined ? {} : { blind: (pod, selecting, owned) => keeper.reconcile(pod, selecting, owned) };
 }
