@@ -51,7 +51,7 @@ function gateStatus(pod: Pod, type: string): string | undefined {
   return pod.conditions.find((c) => c.type === type)?.status;
 }
 
-function conditionReason(pod: Pod, type: string): string | undefined {
+export function conditionReason(pod: Pod, type: string): string | undefined {
   return pod.conditions.find((c) => c.type === type)?.reason;
 }
 

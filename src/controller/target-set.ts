@@ -16,7 +16,7 @@ import type { Observer } from './events.ts';
 import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import type { RemediationRequest, Remediator } from './remediation.ts';
-import { ReadinessGuard } from './readiness-guard.ts';
+import { ReadinessGuard, conditionReason } from './readiness-guard.ts';
 import type { FleetMembers } from './fleet-gates.ts';
 import { PolicyTally, markFields } from './policy-tally.ts';
 import type { PodMark } from './policy-tally.ts';

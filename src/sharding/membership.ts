@@ -439,6 +439,11 @@ export class ShardMembership {
     });
   }
 
+  /** A replica alone at its start takes pods from nobody: no handover (ADR 0033). */
+  #noteChange(before: readonly string[] | undefined, members: readonly string[], now: number): void {
+    if (before !== undefined || members.length > 1) this.#changedAt = now;
+  }
+
   #recompute(): void {
     const own = this.#writer.current;
     if (this.#host === undefined) return;
@@ -451,8 +456,7 @@ export class ShardMembership {
     const placesChanged = this.#vantage.setMembers(members, this.#places(now));
     if (before !== undefined && before.join('\n') === members.join('\n') && !placesChanged) return;
     this.#members = members;
-    // A replica alone at its start takes pods from nobody: no handover (ADR 0033).
-    if (before !== undefined || members.length > 1) this.#changedAt = now;
+    this.#noteChange(before, members, now);
     const pods = [...this.#host.pods()];
     for (const p of pods) this.#vantage.assignment(p);
     this.#handover.update(before, members, pods.map((p) => p.uid), now, (m, uid) => this.#vantage.responsibleAmong(m, uid));
