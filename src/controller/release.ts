@@ -3,6 +3,7 @@ import type { ReleaseCause, Writer } from '../failopen/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
+import { selects } from '../targets/index.ts';
 import type { GateWriter } from '../writeback/index.ts';
 import { conditionWriter, rfc3339 } from './conditions.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -56,8 +57,13 @@ export class GateRelease {
     if (entry === undefined || !this.#d.synced()) return;
     const policy = after === undefined ? 'deleted' : after.policy;
     const name = `${entry.namespace}/${entry.name}`;
+    // Only the pods the policy selected or selects can gain or lose its gate (a spec change
+    // costs the pods it selects, ADR 0019); what it selected while Invalid is not known: all.
+    const old = before?.policy;
+    const now = after?.policy;
+    const concerned = (pod: Pod): boolean => old === undefined || selects(old, pod) || (now !== undefined && selects(now, pod));
     for (const pod of this.#d.pods.values()) {
-      if (pod.namespace !== entry.namespace || !this.#d.owns(pod)) continue;
+      if (pod.namespace !== entry.namespace || !concerned(pod) || !this.#d.owns(pod)) continue;
       const change = releasedByChange(before?.policy, policy, pod);
       if (change !== null && !this.#claimed(pod, change.type)) {
         const writer = conditionWriter(pod.conditions, change.type).by;
