@@ -100,10 +100,12 @@ export class FleetRemediation implements FleetGuard {
     const tally = this.#d.tally(req.policy);
     const self = this.#d.store.replica;
     const now = this.#d.clock.now();
-    // This replica's remediations in flight that the ledger it last read does not show yet.
+    // This replica's remediations in flight that the ledger it last read does not show yet: of
+    // this policy's pods only (the map holds every policy's; another policy's pod would read
+    // as a pod of this one remediated and gone, and halt it: seen in test/e2e/rbac.test.ts).
     const known = new Set(ledger.map((e) => e.uid));
     const entries = [...ledger];
-    for (const [uid, key] of remediating) if (!known.has(uid)) entries.push({ uid, key, replica: self, at: now });
+    for (const [uid, key] of remediating) if (!known.has(uid) && tally?.get(key)?.uid === uid) entries.push({ uid, key, replica: self, at: now });
     const podOf = (e: LedgerEntry): EntryPod => {
       const m = tally?.get(e.key);
       if (m === undefined || m.uid !== e.uid) return 'gone';

@@ -439,9 +439,14 @@ export class ShardMembership {
     });
   }
 
-  /** A replica alone at its start takes pods from nobody: no handover (ADR 0033). */
+  /**
+   * A handover may be in progress (ADR 0033) when the members changed, or the
+   * places of several changed (vantage moves pods between them). A replica
+   * alone takes pods from nobody: not at its start, nor when it learns its place.
+   */
   #noteChange(before: readonly string[] | undefined, members: readonly string[], now: number): void {
-    if (before !== undefined || members.length > 1) this.#changedAt = now;
+    const sameMembers = before !== undefined && before.join('\n') === members.join('\n');
+    if (members.length > 1 || (before !== undefined && !sameMembers)) this.#changedAt = now;
   }
 
   #recompute(): void {

@@ -166,3 +166,27 @@ void describe('fleet-wide remediation (issue 26, ADR 0033): three replicas, 12 p
     assert.deepEqual(f.evicted, ['r1 web-0'], 'the wait ended and the pod still fails');
   });
 });
+
+// Seen in test/e2e/rbac.test.ts: policy `deleted` (1 pod, haltAbovePercentFailing 100) halted with
+// "1 of 1 pods fail … and 1 were remediated recently (200%)": the remediation in flight was the
+// pod of another policy (`evicted`), which the Remediator's map holds beside this policy's.
+void describe('fleet-wide remediation: remediations in flight of another policy', () => {
+  void it('count neither as remediated nor in flight for this policy', () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const mine = pod(0);
+    const tally = new PolicyTally();
+    tally.set(`shop/${mine.name}`, { uid: mine.uid, seq: 0, counted: true, ready: true, available: true, ungated: false, foreign: false, gated: false, issue: undefined, failing: true });
+    const guard = new FleetRemediation({
+      clock,
+      store: new LedgerStore({ client: api.client(), clock, namespace: 'outprobe', replica: 'r1' }),
+      tally: () => tally,
+      pod: (key) => (key === `shop/${mine.name}` ? mine : undefined),
+      fleet: { leaseDurationMs: 15_000, membershipChangedAt: () => undefined, peers: () => [], failing: (_key, local) => local, owns: () => true },
+    });
+    const req: RemediationRequest = { policy: 'shop/web', podKey: `shop/${mine.name}`, podUid: mine.uid, instance: 'c0#0', kind: 'liveness', container: 'web', output: 'HTTP 503', gracePeriodSeconds: null, settleMs: 2000 };
+    const otherPolicysPod = new Map([['uid-of-another-policy', 'shop/evicted-0']]);
+    const decision = guard.decide(req, mine, 'pol-1', { maxUnavailable: 1, haltAbovePercentFailing: 100 }, otherPolicysPod);
+    assert.equal(decision.allow, true, decision.allow ? '' : decision.message);
+  });
+});
