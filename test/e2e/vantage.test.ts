@@ -164,7 +164,10 @@ describe(`vantage: no pod is judged from its own node (${podCount} pods, ${nodeC
     const peerColocated = pods.filter((p) => nodeOfReplica.get(ranked(ids, p.uid)[1] ?? '') === p.node);
     victims = [...new Set([...ownerColocated, ...peerColocated])];
     log(`co-located under plain hashing: owner ${ownerColocated.map((p) => p.name).join(',')}; second-opinion peer ${peerColocated.map((p) => p.name).join(',')}`);
-    assert.ok(ownerColocated.length >= 1 && victims.length >= 3, `too few co-located pods to show anything (${victims.length})`);
+    // The pods' UIDs come from the API server: with 12 pods no plain owner shares a pod's node in
+    // about 1 run in 40 (seen once in CI); the second-opinion cases still show the rule then.
+    if (ownerColocated.length === 0) log('no pod shares its plain-hashing owner\'s node this run: only second-opinion co-location is shown');
+    assert.ok(victims.length >= 3, `too few co-located pods to show anything (${victims.length})`);
     logs.subjects(...victims.map((p) => p.name));
     const cutAt = Date.now();
     for (const p of victims) await net!.faults.isolatePod(p.ip);
