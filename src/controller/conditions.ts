@@ -1,3 +1,4 @@
+import type { Pod } from '../kube/index.ts';
 import { releaseReasons } from '../failopen/index.ts';
 import { InternCache, StringInterner } from '../kube/index.ts';
 import type { Transition } from '../results/index.ts';
@@ -98,4 +99,14 @@ export function panicFailOpenCondition(type: string, now: number, text: { readon
   const at = rfc3339(now);
   const message = `outprobe fails open (ProbePolicy ${text.policy}): ${text.counts}. Readiness probe failed: ${text.output}`.slice(0, maxMessage);
   return { type, status: 'True', reason: panicFailOpenReason, message, lastTransitionTime: at, lastProbeTime: at };
+}
+
+/** The status of the pod's condition `type` (a gate), as the pod cache shows it. */
+export function gateStatus(pod: Pod, type: string): string | undefined {
+  return pod.conditions.find((c) => c.type === type)?.status;
+}
+
+/** The reason of the pod's condition `type`, as the pod cache shows it. */
+export function conditionReason(pod: Pod, type: string): string | undefined {
+  return pod.conditions.find((c) => c.type === type)?.reason;
 }

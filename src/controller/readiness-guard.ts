@@ -6,7 +6,7 @@ import type { Allowance, FailingPod, HoldState, PanicState } from '../panic/inde
 import { confirmedResult } from '../results/index.ts';
 import { selects } from '../targets/index.ts';
 import type { GateCondition, GateWriter, PodRef } from '../writeback/index.ts';
-import { panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
+import { conditionReason, gateStatus, panicFailOpenCondition, panicFailOpenReason, repairCondition } from './conditions.ts';
 import type { Observer, PolicyRef } from './events.ts';
 import { FleetGates, probeFailedReason } from './fleet-gates.ts';
 import type { FleetMembers, FleetView } from './fleet-gates.ts';
@@ -47,13 +47,6 @@ export interface ReadinessGuardDeps {
 
 const podRef = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, name: pod.name });
 
-function gateStatus(pod: Pod, type: string): string | undefined {
-  return pod.conditions.find((c) => c.type === type)?.status;
-}
-
-export function conditionReason(pod: Pod, type: string): string | undefined {
-  return pod.conditions.find((c) => c.type === type)?.reason;
-}
 
 /** The Enforce policy writes gate `type` and selects the pod. */
 function writesType(e: PolicyEntry, pod: Pod, type: string): boolean {

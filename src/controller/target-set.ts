@@ -11,12 +11,12 @@ import { planTargets, samePlannedProbe, selects } from '../targets/index.ts';
 import type { AddressGuard, PlanIssue, TargetPlan } from '../targets/index.ts';
 import type { BudgetCounts, BudgetPod, GateWriter, PodRef } from '../writeback/index.ts';
 import type { StatusInput } from '../status/index.ts';
-import { conditionWriter, gateConditionFor, repairCondition } from './conditions.ts';
+import { conditionReason, conditionWriter, gateConditionFor, gateStatus, repairCondition } from './conditions.ts';
 import type { Observer } from './events.ts';
 import { invalidMessage } from './policies.ts';
 import type { PolicyEntry } from './policies.ts';
 import type { RemediationRequest, Remediator } from './remediation.ts';
-import { ReadinessGuard, conditionReason } from './readiness-guard.ts';
+import { ReadinessGuard } from './readiness-guard.ts';
 import type { FleetMembers } from './fleet-gates.ts';
 import { PolicyTally, markFields } from './policy-tally.ts';
 import type { PodMark } from './policy-tally.ts';
@@ -60,9 +60,6 @@ export interface TargetSetDeps {
 
 const podRef = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, name: pod.name });
 
-function gateStatus(pod: Pod, type: string): string | undefined {
-  return pod.conditions.find((c) => c.type === type)?.status;
-}
 
 /** Another writer (not outprobe) set this pod's condition of this type: outprobe leaves it alone. */
 const foreignGate = (pod: Pod, type: string): boolean => conditionWriter(pod.conditions, type).by === 'foreign';
