@@ -12,10 +12,12 @@ import { KubeClient, loadConnection } from './kube/index.ts';
 import { WriteQueue } from './writeback/index.ts';
 import { EventRecorder, Metrics, createLogger, startObservabilityServer } from './observability/index.ts';
 import type { Logger } from './observability/index.ts';
+import { ShutdownStages, watchShutdown } from './observability/index.ts';
 import { EventLoopMonitor, createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
 import { encodeReport, peerAnnotation } from './impairment/index.ts';
 import type { SelfCheck } from './impairment/index.ts';
-import { fleetSummary, guardOptions, metricsAuthFor, runSelfCheck, shardingHooks, startPeerChannel, startSelfCheck, startSharding } from './fleet/index.ts';
+import { fleetSummary, guardOptions, metricsAuthFor, runSelfCheck, shardingHooks, startDebugEndpoint, startPeerChannel, startSelfCheck, startSharding } from './fleet/index.ts';
+import { ResultJournal } from './explain/index.ts';
 import type { Sharding } from './fleet/index.ts';
 import { NamespaceLabels, Webhook, WebhookCertStore, cacheView } from './injection/index.ts';
 import type { WebhookEvent } from './injection/index.ts';
@@ -132,11 +134,17 @@ async function main(): Promise<number> {
   } });
   late.shard = config.sharding ? startSharding({ config, client, log, metrics, events, peerPort: peer.port ?? config.peerPort, policies: () => late.controller?.policies.values() ?? [] }) : undefined;
   const sharding = late.shard?.sharding;
+  // Each target's last results, for `kubectl outprobe explain` (ADR 0067).
+  const journal = new ResultJournal({ clock: systemClock });
+  const report = reporter({ log, metrics, events });
   const controller = new Controller({
     client,
     clock: systemClock,
     random: systemRandom,
-    observe: reporter({ log, metrics, events }),
+    observe: (e) => {
+      report(e);
+      journal.observe(e);
+    },
     gateWrites,
     probers: {
       httpGet: createHttpProber({ userAgent }),
@@ -167,6 +175,7 @@ async function main(): Promise<number> {
     ready: () => readiness(controller, guard.check),
     authorizeMetrics: metricsAuth.authorize,
   });
+  const debug = await startDebugEndpoint({ config, controller, shard: late.shard, journal, clock: systemClock, log });
   log.info('outprobe started', {
     identity: config.identity,
     namespaces: config.namespaces.length === 0 ? '(all)' : config.namespaces.join(','),
@@ -223,42 +232,12 @@ async function main(): Promise<number> {
   await selfCheckDone;
   clearInterval(gauges);
   loopMonitor.stop();
-  await stages.track('metrics server', server.close());
+  await stages.track('metrics server', Promise.all([server.close(), debug.close()]));
   await stages.track('Events', events.close()); // open ReadinessGateChangesFolded summaries are written before the connections close
   await stages.track('peer listener', peer.close());
   await stages.track('API connections', Promise.all([client.close(), late.shard?.leaseClient.close(), metricsAuth.close()]));
   log.info('outprobe stopped');
   return 0;
-}
-
-/** The parts of a stop still under way, by name: what a stop that overran its time is waiting for. */
-class ShutdownStages {
-  readonly #pending = new Set<string>();
-
-  track<T>(name: string, work: Promise<T>): Promise<T> {
-    this.#pending.add(name);
-    return work.finally(() => this.#pending.delete(name));
-  }
-
-  get pending(): string[] {
-    return [...this.#pending];
-  }
-}
-
-/**
- * Bounds a stop: a quarter of the way in, says what it still waits for; at
- * the timeout, says it again as an error and exits 1 (the shard Lease, the
- * first thing released, is bounded on its own at 5 s and otherwise expires).
- * The timers never keep a finished process alive.
- */
-function watchShutdown(stages: ShutdownStages, timeoutMs: number, log: Logger): void {
-  setTimeout(() => {
-    if (stages.pending.length > 0) log.warn('shutdown is taking long', { waitingFor: stages.pending, afterMs: Math.round(timeoutMs / 4) });
-  }, timeoutMs / 4).unref();
-  setTimeout(() => {
-    log.error('shutdown did not finish in time: exiting', { waitingFor: stages.pending, timeoutMs });
-    process.exit(1);
-  }, timeoutMs).unref();
 }
 
 main().then(

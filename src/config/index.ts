@@ -41,6 +41,7 @@ const options = {
   'lease-renew-interval': { type: 'string', env: 'OUTPROBE_LEASE_RENEW_INTERVAL', help: 'Seconds between shard Lease renewals (default 5; must be below the duration)' },
   'self-partition-detection': { type: 'string', env: 'OUTPROBE_SELF_PARTITION_DETECTION', help: 'true | false: replicas check each other\'s /healthz; a replica cut off from its peers, or failing far more than they do, declares itself impaired, writes no False gate, remediates nothing, fails /readyz and gives up its shard Lease; and with peers, a False gate or a remediation waits for a peer check that started after the failure was seen (default true; needs --sharding)' },
   'membership-proof': { type: 'string', env: 'OUTPROBE_MEMBERSHIP_PROOF', help: 'pod | none: a shard member is a Lease whose holder is a Running, Ready pod of this replica\'s own Deployment and ServiceAccount with the UID, node and IP the Lease declares, as the API server says (ADR 0036; needs $POD_NAME, $POD_NAMESPACE, $POD_UID, $NODE_NAME and $POD_IP from the downward API, and RBAC get/list/watch pods and get replicasets in the Lease namespace); none takes every Lease\'s word, for development outside a cluster only: it logs a warning and is refused when $POD_NAME is set (default pod)' },
+  'debug-addr': { type: 'string', env: 'OUTPROBE_DEBUG_ADDR', help: 'Loopback host:port of the debug endpoint that `kubectl outprobe explain` and `status` read through kubectl port-forward (ADR 0067); only 127.0.0.0/8 or ::1 is accepted, so nothing on the pod network reaches it; "off" disables it (default 127.0.0.1:9446; port 0 picks a free one)' },
   'peer-addr': { type: 'string', env: 'OUTPROBE_PEER_ADDR', help: 'host:port of the peer listener (ADR 0037): the second opinion and the peer checks of /healthz, and nothing else; the chart\'s NetworkPolicy opens it to the replicas only. Peers reach a replica on its pod IP and its pod\'s `peer` container port, else this port (default 0.0.0.0:9444; only with --sharding)' },
   'peer-token-file': { type: 'string', env: 'OUTPROBE_PEER_TOKEN_FILE', help: 'File holding this replica\'s peer token: a projected ServiceAccount token of audience outprobe.io/peer bound to its pod, re-read as the kubelet rotates it; the only credential it ever presents to a peer (default: none, and this replica asks no second opinions)' },
   'peer-pod-selector': { type: 'string', env: 'OUTPROBE_PEER_POD_SELECTOR', help: 'Label selector narrowing the watch of the Lease namespace\'s pods that membership is proven against (the chart\'s pod labels); owner references decide, never labels (default: every pod of the namespace)' },
@@ -136,6 +137,8 @@ export const configSchema = z.object({
   zone: z.string().regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be a label value').optional(),
   /** Empty: this replica's own username. */
   secondOpinionAllowedUsers: z.array(z.string().min(1).max(1024)),
+  /** The debug endpoint (ADR 0067), loopback only; undefined: off. */
+  debug: z.object({ host: z.string().refine((h) => h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h), 'must be a loopback address (127.0.0.0/8 or ::1): the endpoint is reached through kubectl port-forward'), port: intFrom(0).max(65535) }).optional(),
   /** The webhook listener; undefined: off. */
   webhook: z.object({ host: z.string(), port: intFrom(0).max(65535) }).optional(),
   webhookSecret: z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Secret name'),
@@ -223,6 +226,14 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
   };
 }
 
+/** `host:port` (brackets around an IPv6 host allowed) or `off`/empty. */
+function addressOrOff(value: string | boolean): { host: string; port: string } | undefined {
+  const addr = String(value).trim();
+  if (addr === '' || addr === 'off') return undefined;
+  const colon = addr.lastIndexOf(':');
+  return { host: addr.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '127.0.0.1', port: addr.slice(colon + 1) };
+}
+
 /** The readiness-gate injection webhook (ADR 0021). */
 function webhookConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
   const addr = String(get('webhook-addr') ?? 'off').trim();
@@ -234,6 +245,7 @@ function webhookConfig(get: (name: keyof typeof options) => string | boolean | u
     webhookService: get('webhook-service') ?? 'outprobe-webhook',
     webhookConfiguration: optional(get('webhook-configuration')),
     webhookCertDir: optional(get('webhook-cert-dir')),
+    debug: addressOrOff(get('debug-addr') ?? '127.0.0.1:9446'),
   };
 }
 

@@ -7,7 +7,7 @@ import type { StallGuard } from '../probing/index.ts';
 import { AddressGuard } from '../targets/index.ts';
 import { GateWriter, deletePod, evictPod, patchGateCondition } from '../writeback/index.ts';
 import type { WriteQueue } from '../writeback/index.ts';
-import type { GateCondition, RemediationLimits, WriteContext } from '../writeback/index.ts';
+import type { RemediationLimits } from '../writeback/index.ts';
 import type { Question, SecondOpinionAnswer, SecondOpinionRequest } from '../secondopinion/index.ts';
 import { reflectorEvent } from './events.ts';
 import type { Observer, PolicyRef } from './events.ts';
@@ -17,7 +17,8 @@ import { GateRelease } from './release.ts';
 import { FleetRemediation } from './fleet-remediation.ts';
 import type { FleetRemediationDeps } from './fleet-remediation.ts';
 import { Remediator } from './remediation.ts';
-import { answerSecondOpinion, gateSecondOpinion, remediationSecondOpinion } from './second-opinion.ts';
+import { answerSecondOpinion, remediationSecondOpinion } from './second-opinion.ts';
+import { GateGuards } from './gate-guards.ts';
 import { TargetSet } from './target-set.ts';
 import type { FleetMembers } from './fleet-gates.ts';
 import type { Probers } from './runner.ts';
@@ -191,8 +192,8 @@ export class Controller {
   readonly #divergedShown = new Map<string, number>();
   readonly #addressGuard: AddressGuard;
   readonly #noVantage: NoVantageKeeper | undefined;
-  /** Why the last gate write was refused (GateWriter calls onHeld right after mayWrite). */
-  #heldByPeerGuard = false;
+  /** The guards every gate write passes before it is sent, and why a held one waits. */
+  readonly guards: GateGuards;
 
   constructor(options: ControllerOptions) {
     this.#o = options;
@@ -203,6 +204,15 @@ export class Controller {
       random,
       concurrency: options.concurrency ?? 256,
       onPassStart: (share, lagMs) => observe({ type: 'pass-start', namespace: share.namespace, policy: share.policy, lagMs }),
+    });
+    this.guards = new GateGuards({
+      clock,
+      targets: () => this.targets,
+      readiness: () => this.targets.readiness,
+      policies: this.policies,
+      confirmedSince: options.confirmedSince,
+      secondOpinion: options.secondOpinion,
+      onPeerHeld: () => options.onHeld?.('gate_false'),
     });
     this.gates = new GateWriter({
       clock,
@@ -216,20 +226,9 @@ export class Controller {
         observe({ type: 'gate-write', pod, condition, result, timing, ...(policy === undefined ? {} : { policy }), ...(error === undefined ? {} : { error }) });
       },
       onRepair: (pod, condition, serverStatus) => observe({ type: 'gate-repair', pod, condition, serverStatus }),
-      // The readiness cap first (ADR 0032: no False beyond this replica's allowance), then the peer guard
-      // and the second opinion; what all let through is counted as sent.
-      mayWrite: (c, since, ctx) => {
-        this.#heldByPeerGuard = false;
-        const readiness = this.targets.readiness;
-        if (!readiness.maySend(c, ctx.pod)) return false;
-        if (!this.#mayWriteGate(c, since, ctx)) return false;
-        readiness.sending(c, ctx.pod);
-        return true;
-      },
-      // Counted as the peer guard's only when the peer guard held it (the second opinion has its own metrics).
-      onHeld: () => {
-        if (this.#heldByPeerGuard) options.onHeld?.('gate_false');
-      },
+      // The readiness cap, the peer guard and the second opinion (gate-guards.ts).
+      mayWrite: this.guards.mayWrite,
+      onHeld: this.guards.onHeld,
     });
     const namespaces = options.namespaces ?? [];
     this.pods = new ReflectorSet<Pod, PodJson>({
@@ -241,7 +240,10 @@ export class Controller {
       project: projectPod,
       onEvent: (e) => {
         this.targets.onPod(e.type, e.object, e.old);
-        if (e.type === 'DELETED') this.remediator.forget(e.object.uid);
+        if (e.type === 'DELETED') {
+          this.remediator.forget(e.object.uid);
+          this.guards.forget(e.object.uid);
+        }
         else this.release.pod(e.object);
       },
       onSignal: (s) => observe(reflectorEvent('pods', s)),
@@ -385,18 +387,6 @@ export class Controller {
   secondOpinion(req: SecondOpinionRequest, signal: AbortSignal): Promise<SecondOpinionAnswer> {
     const { probers, stallGuard } = this.#o;
     return answerSecondOpinion(req, { policies: this.policies, pods: () => this.pods.store.values(), probers, guard: this.#addressGuard, stall: stallGuard }, signal);
-  }
-
-  /** True is never held; a False needs the peer guard (ADR 0017), then the second opinion (ADR 0018). */
-  #mayWriteGate(c: GateCondition, since: number, ctx: WriteContext): boolean {
-    this.#heldByPeerGuard = false;
-    if (c.status === 'True') return true;
-    if (this.#o.confirmedSince?.(since) === false) {
-      this.#heldByPeerGuard = true;
-      return false;
-    }
-    const so = this.#o.secondOpinion;
-    return so === undefined || gateSecondOpinion(so, { targets: this.targets, policies: this.policies }, { condition: c, since, ctx });
   }
 
   /** Re-plans every pod, e.g. after shard membership changed: gained pods get targets, lost ones lose them. */

@@ -195,19 +195,25 @@ export class ReadinessGuard {
    * else (True, a container not running) is not this guard's.
    */
   maySend(condition: GateCondition, ref: PodRef): boolean {
-    if (condition.status !== 'False' || condition.reason !== probeFailedReason) return true;
+    return this.whyHeld(condition, ref) === null;
+  }
+
+  /** Why `maySend` refuses the condition now (for `kubectl outprobe explain`), `null` when it may go. */
+  whyHeld(condition: GateCondition, ref: PodRef): string | null {
+    if (condition.status !== 'False' || condition.reason !== probeFailedReason) return null;
     const found = this.#policyOf(ref, condition.type);
-    if (found === undefined) return true;
+    if (found === undefined) return null;
     const { policyKey, pod } = found;
-    if (!this.#d.owns(pod)) return false;
+    if (!this.#d.owns(pod)) return 'this replica no longer owns the pod';
     const key = podKeyOf(pod);
-    if (this.fleet.isFalse(policyKey, key)) return true;
-    if (this.holding(policyKey) || this.#settling(policyKey, pod.uid, condition.type)) return false;
+    if (this.fleet.isFalse(policyKey, key)) return null;
+    if (this.holding(policyKey)) return `readiness hold: failures of ${policyKey} arrive faster than this replica may hold them False (start of a mass failure, ADR 0032)`;
+    if (this.#settling(policyKey, pod.uid, condition.type)) return `readiness hold: another failure of ${policyKey} arrived within the window; waiting one period to see whether a burst forms (ADR 0032)`;
     const a = this.allowance(policyKey);
-    if (a === undefined) return true;
+    if (a === undefined) return null;
     let own = 0;
     for (const k of a.view.ownFalse) if (k !== key) own++;
-    return own + 1 <= a.allowance;
+    return own + 1 <= a.allowance ? null : `readiness cap: this replica already holds ${own} of ${policyKey}'s pods False, its allowance under maxUnreadyPercent is ${a.allowance} (ADR 0032)`;
   }
 
   /** Another failure of the policy arrived within the window and this one is younger than a period: it waits to see whether a burst forms. */

@@ -133,6 +133,20 @@ export class Remediator {
     this.#remediating.delete(podUid);
   }
 
+  /**
+   * A pod's remediation as this replica holds it (what `kubectl outprobe
+   * explain` shows): pending since when, the last outcome it reported
+   * (waiting, halted, budget, rate), in flight, or already sent.
+   */
+  inspect(podUid: string): { readonly probe?: 'liveness' | 'startup'; readonly container?: string; readonly requestedAt?: number; readonly state: string; readonly lastOutcome?: RemediationResult } | undefined {
+    const p = this.#pending.get(podUid);
+    if (p !== undefined) {
+      const state = p.inFlight ? 'in-flight' : p.held ? 'held by the peer guard or the second opinion' : this.#d.clock.now() < p.notBefore ? 'settling' : 'pending';
+      return { probe: p.req.kind, container: p.req.container, requestedAt: p.requestedAt, state, ...(p.told === undefined ? {} : { lastOutcome: p.told }) };
+    }
+    return this.#remediating.has(podUid) ? { state: 'sent; waiting for the pod to go' } : undefined;
+  }
+
   isRemediating(podUid: string): boolean {
     return this.#remediating.has(podUid) || this.#pending.get(podUid)?.inFlight === true;
   }

@@ -4,7 +4,8 @@
  * with its listener, token admission and second-opinion guard (ADR 0037),
  * self-partition detection (ADR 0017), and /metrics' token admission.
  */
-export { fleetSummary, shardingHooks, startSharding } from './sharding.ts';
+export { fleetSummary, fleetView, shardingHooks, startSharding, vantageHere } from './sharding.ts';
+export { startDebugEndpoint } from './debug.ts';
 export type { Sharding } from './sharding.ts';
 export { startPeerChannel } from './peer-channel.ts';
 export type { PeerChannel } from './peer-channel.ts';

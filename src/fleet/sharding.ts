@@ -11,6 +11,7 @@ import type { MemberClaim } from '../sharding/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
 import { NodeZones, podSpread, vantageText } from '../vantage/index.ts';
+import type { FleetView } from '../explain/index.ts';
 
 export interface Sharding {
   readonly sharding: ShardMembership;
@@ -126,16 +127,11 @@ export function shardingHooks(
   ledger?: { readonly client: KubeClient; readonly log: Logger; readonly stall?: { stalledWithin(ms: number): boolean } },
 ): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs' | 'vantage' | 'fleet' | 'fleetRemediation'> {
   if (shard === undefined) return {};
-  const { sharding, zones } = shard;
-  const node = config.self.nodeName;
+  const { sharding } = shard;
   const hooks = {
     vantage: {
       noVantage: (pod: Pod) => sharding.noVantage(pod),
-      here: () => {
-        if (node === undefined) return undefined;
-        const read = zones.zoneOf(node);
-        return vantageText(node, read === undefined ? config.zone : (read ?? undefined));
-      },
+      here: () => vantageHere(shard, config),
     },
     owns: (pod: Pod) => sharding.owns(pod),
     gainedAt: (pod: Pod) => sharding.gainedAt(pod),
@@ -164,6 +160,32 @@ export function shardingHooks(
       ...(stall === undefined ? {} : { stalledWithin: (ms: number) => stall.stalledWithin(ms) }),
       onError: (error: unknown) => log.warn('remediation ledger: taking an entry out failed (the window prunes it)', { error: String(error) }),
     },
+  };
+}
+
+/** "node n1 (zone a)": where this replica's verdicts come from (ADR 0040); undefined when it does not know its node. */
+export function vantageHere(shard: Sharding | undefined, config: Config): string | undefined {
+  const node = config.self.nodeName;
+  if (node === undefined) return undefined;
+  const read = shard?.zones.zoneOf(node);
+  return vantageText(node, read === undefined ? config.zone : (read ?? undefined));
+}
+
+/** What this replica knows of the fleet, for the debug endpoint (ADR 0067). */
+export function fleetView(shard: Sharding | undefined, config: Config): FleetView {
+  const s = shard?.sharding;
+  return {
+    identity: config.identity,
+    vantage: () => vantageHere(shard, config),
+    members: () => s?.members,
+    owner: (pod: Pod) => {
+      if (s === undefined) return config.identity;
+      const members = s.members;
+      return members === undefined ? undefined : s.responsibleAmong(members, pod.uid);
+    },
+    owns: (pod: Pod) => s?.owns(pod) ?? true,
+    noVantage: (pod: Pod) => s?.noVantage(pod) ?? false,
+    standingDown: () => s?.standingDown ?? false,
   };
 }
 

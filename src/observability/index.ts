@@ -27,3 +27,4 @@ export { MetricsAuth, bearerToken } from './metrics-auth.ts';
 export { TokenGate } from './token-gate.ts';
 export type { GateOutcome, ReviewLane, TokenGateOptions } from './token-gate.ts';
 export type { AuthDecision, MetricsAccess, MetricsAccessReview, MetricsAuthOptions } from './metrics-auth.ts';
+export { ShutdownStages, watchShutdown } from './shutdown.ts';

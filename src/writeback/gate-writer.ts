@@ -84,6 +84,17 @@ export interface WriteContext {
   readonly serverStatus: string | undefined;
 }
 
+/** One desired gate condition and where its write stands. */
+export interface GateEntryView {
+  readonly type: string;
+  readonly desired: GateCondition;
+  readonly desiredAt: number;
+  /** The condition's status on the pod as last seen. */
+  readonly serverStatus: string | undefined;
+  /** `confirmed`: the pod shows it; `held`: a guard keeps it back; `queued`/`pending`: waiting to be sent. */
+  readonly state: 'confirmed' | 'in-flight' | 'held' | 'queued' | 'pending';
+}
+
 interface Entry {
   pod: PodRef;
   /** The server status `desire()` was last given with the current desired condition. */
@@ -224,6 +235,16 @@ export class GateWriter {
   /** The desired condition for a pod, if any (for status aggregation). */
   desired(uid: string, type: string): GateCondition | undefined {
     return this.#entries.get(uid)?.get(type)?.desired;
+  }
+
+  /** A pod's gate entries as this writer holds them (what `kubectl outprobe explain` shows). */
+  inspect(uid: string): GateEntryView[] {
+    const out: GateEntryView[] = [];
+    for (const e of this.#entries.get(uid)?.values() ?? []) {
+      const state = e.confirmed >= e.version ? 'confirmed' : e.inFlight ? 'in-flight' : e.held === e.version ? 'held' : e.queued !== undefined ? 'queued' : 'pending';
+      out.push({ type: e.desired.type, desired: e.desired, desiredAt: e.desiredAt, serverStatus: e.serverStatus, state });
+    }
+    return out;
   }
 
   #awaitingEcho(entry: Entry): boolean {

@@ -14,7 +14,7 @@ export type { LedgerEntry } from './ledger.ts';
 export { LedgerStore } from './ledger-store.ts';
 export type { LedgerStoreOptions, Reservation } from './ledger-store.ts';
 export { GateWriter } from './gate-writer.ts';
-export type { GateCondition, GatePatch, GatePatchResult, GateWriteResult, GateWriteTiming, GateWriterOptions, PodRef, WriteContext } from './gate-writer.ts';
+export type { GateCondition, GateEntryView, GatePatch, GatePatchResult, GateWriteResult, GateWriteTiming, GateWriterOptions, PodRef, WriteContext } from './gate-writer.ts';
 export { WriteQueue, urgencies } from './write-queue.ts';
 export type { QueuedWrite, Urgency, WriteOutcome, WriteQueueOptions } from './write-queue.ts';
 export { effectiveAction, effectiveBudget, limitNotes, noRemediationLimits, RemediationRate } from './limits.ts';

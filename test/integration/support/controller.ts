@@ -25,7 +25,7 @@ export interface RunningController {
 export function startController(
   kubeconfigPath: string,
   namespace: string,
-  over: { readonly execEnabled?: boolean; readonly log?: Logger; readonly options?: Partial<Pick<ControllerOptions, 'identity' | 'owns' | 'fleet'>> } = {},
+  over: { readonly execEnabled?: boolean; readonly log?: Logger; readonly tap?: (e: ControllerEvent) => void; readonly options?: Partial<Pick<ControllerOptions, 'identity' | 'owns' | 'fleet'>> } = {},
 ): RunningController {
   const client = new KubeClient({ connection: fromKubeconfig(kubeconfigPath), clock: systemClock, random: systemRandom, qps: 200, burst: 400 });
   const events: ControllerEvent[] = [];
@@ -41,6 +41,7 @@ export function startController(
     observe: (e) => {
       events.push(e);
       report(e);
+      over.tap?.(e);
     },
     probers: { httpGet: createHttpProber({ userAgent: 'kube-probe/1.37' }), tcpSocket: tcpProbe, grpc: createGrpcProber({ userAgent: 'kube-probe/1.37' }) },
     allowedCidrs: ['127.0.0.0/8'],

@@ -1,0 +1,98 @@
+import type { Clock } from '../kernel/index.ts';
+import type { GateCondition, WriteContext } from '../writeback/index.ts';
+import type { Question } from '../secondopinion/index.ts';
+import { gateSecondOpinion } from './second-opinion.ts';
+import type { PolicyEntry } from './policies.ts';
+import type { ReadinessGuard } from './readiness-guard.ts';
+import type { TargetSet } from './target-set.ts';
+
+/** Why a gate write is held back, and since when (what `kubectl outprobe explain` shows). */
+export interface HeldWrite {
+  readonly status: string;
+  readonly reason: string;
+  readonly guard: 'readiness' | 'peer-guard' | 'second-opinion';
+  readonly since: number;
+}
+
+export interface GateGuardDeps {
+  readonly clock: Clock;
+  readonly targets: () => TargetSet;
+  readonly readiness: () => ReadinessGuard;
+  readonly policies: ReadonlyMap<string, PolicyEntry>;
+  /** The peer write guard (ADR 0017). @default always */
+  readonly confirmedSince?: ((since: number) => boolean) | undefined;
+  /** The second opinion (ADR 0018). @default always */
+  readonly secondOpinion?: { confirm(question: Question): boolean } | undefined;
+  /** Once per False write the peer guard holds back (its metric). */
+  readonly onPeerHeld?: (() => void) | undefined;
+}
+
+/**
+ * The guards a gate write passes right before it is sent, in order: the
+ * readiness cap (ADR 0032: no False beyond this replica's allowance), the
+ * peer write guard (ADR 0017) and the second opinion (ADR 0018). A True is
+ * never held. What each refusal was for is kept per pod and condition type
+ * until the write goes out, so one pod can be explained.
+ */
+export class GateGuards {
+  readonly #d: GateGuardDeps;
+  /** pod UID → condition type → why its write is held. */
+  readonly #held = new Map<string, Map<string, HeldWrite>>();
+  /** The last refusal was the peer guard's (GateWriter calls onHeld right after mayWrite). */
+  #byPeerGuard = false;
+
+  constructor(deps: GateGuardDeps) {
+    this.#d = deps;
+  }
+
+  /** GateWriter's `mayWrite`. */
+  readonly mayWrite = (c: GateCondition, since: number, ctx: WriteContext): boolean => {
+    const why = this.#why(c, since, ctx);
+    if (why === null) {
+      this.#clear(ctx.pod.uid, c.type);
+      this.#d.readiness().sending(c, ctx.pod);
+      return true;
+    }
+    const byType = this.#held.get(ctx.pod.uid) ?? new Map<string, HeldWrite>();
+    const before = byType.get(c.type);
+    byType.set(c.type, { status: c.status, reason: why.reason, guard: why.guard, since: before?.status === c.status ? before.since : this.#d.clock.now() });
+    this.#held.set(ctx.pod.uid, byType);
+    return false;
+  };
+
+  /** GateWriter's `onHeld`: counted as the peer guard's only when the peer guard held it (the second opinion has its own metrics). */
+  readonly onHeld = (): void => {
+    if (this.#byPeerGuard) this.#d.onPeerHeld?.();
+  };
+
+  /** Why the pod's gate writes are held now, by condition type (empty when none is). */
+  heldFor(uid: string): ReadonlyMap<string, HeldWrite> {
+    return this.#held.get(uid) ?? new Map();
+  }
+
+  /** The pod is gone: nothing of it is kept. */
+  forget(uid: string): void {
+    this.#held.delete(uid);
+  }
+
+  #clear(uid: string, type: string): void {
+    const byType = this.#held.get(uid);
+    if (byType === undefined) return;
+    byType.delete(type);
+    if (byType.size === 0) this.#held.delete(uid);
+  }
+
+  #why(c: GateCondition, since: number, ctx: WriteContext): { readonly reason: string; readonly guard: HeldWrite['guard'] } | null {
+    this.#byPeerGuard = false;
+    const capped = this.#d.readiness().whyHeld(c, ctx.pod);
+    if (capped !== null) return { reason: capped, guard: 'readiness' };
+    if (c.status === 'True') return null;
+    if (this.#d.confirmedSince?.(since) === false) {
+      this.#byPeerGuard = true;
+      return { reason: 'peer write guard: the failure is newer than the last time this replica saw its peers reach their pods (ADR 0017)', guard: 'peer-guard' };
+    }
+    const so = this.#d.secondOpinion;
+    if (so === undefined || gateSecondOpinion(so, { targets: this.#d.targets(), policies: this.#d.policies }, { condition: c, since, ctx })) return null;
+    return { reason: 'second opinion: asked another replica to probe the pod from its vantage; waiting for it to agree (ADR 0018)', guard: 'second-opinion' };
+  }
+}
