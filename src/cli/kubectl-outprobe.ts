@@ -27,6 +27,7 @@ Options:
       --debug-port PORT         the replicas' --debug-addr port (default 9446)
       --replica-url ID=URL      ask this replica at URL instead of port-forwarding (repeatable; development and tests)
       --no-port-forward         read through the API only (no replica state)
+      --kubectl PATH            the kubectl that port-forwards (default: kubectl on PATH)
       --kubeconfig PATH, --context NAME
   -o, --output text|json        (default text)
 `;
@@ -47,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
       'debug-port': { type: 'string', default: '9446' },
       'replica-url': { type: 'string', multiple: true },
       'no-port-forward': { type: 'boolean', default: false },
+      kubectl: { type: 'string', default: 'kubectl' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       output: { type: 'string', short: 'o', default: 'text' },
@@ -60,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const connection = loadConnection({ kubeconfig: values.kubeconfig, context: values.context });
   const client = new KubeClient({ connection, clock: systemClock, random: systemRandom, qps: 20, burst: 40, userAgent: 'kubectl-outprobe' });
-  const replicas = new Replicas({ urls: values['replica-url'] ?? [], portForward: !values['no-port-forward'], namespace: values['outprobe-namespace'], port: Number(values['debug-port']), kubeconfig: values.kubeconfig, context: values.context });
+  const replicas = new Replicas({ urls: values['replica-url'] ?? [], portForward: !values['no-port-forward'], namespace: values['outprobe-namespace'], port: Number(values['debug-port']), kubectl: values.kubectl, kubeconfig: values.kubeconfig, context: values.context });
   try {
     if (command === 'explain') {
       if (target === undefined) throw new Error('explain needs a pod: kubectl outprobe explain pod/NAME -n NAMESPACE');
@@ -175,6 +177,7 @@ interface ReplicasOptions {
   readonly portForward: boolean;
   readonly namespace: string;
   readonly port: number;
+  readonly kubectl: string;
   readonly kubeconfig: string | undefined;
   readonly context: string | undefined;
 }
@@ -209,7 +212,7 @@ class Replicas {
     const args = ['port-forward', '-n', this.#o.namespace, `pod/${identity}`, `:${this.#o.port}`];
     if (this.#o.kubeconfig !== undefined) args.push('--kubeconfig', this.#o.kubeconfig);
     if (this.#o.context !== undefined) args.push('--context', this.#o.context);
-    const child = spawn('kubectl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.#o.kubectl, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#children.push(child);
     return new Promise((resolve, reject) => {
       let err = '';

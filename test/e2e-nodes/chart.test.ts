@@ -135,6 +135,19 @@ describe('the chart with outprobe\'s own image on real nodes', { timeout: 1_800_
           return condition(x, GATE) === 'False' && condition(x, 'Ready') === 'False' ? true : undefined;
         }, 60_000).catch((err: unknown) => { throw new Error(fail(String(err))); });
         const readyFalseAt = Date.now();
+        // One pod explained (issue 30 item 3, ADR 0067): the plugin port-forwards to each replica's loopback debug endpoint through the real kubelets.
+        const ex = spawnSync(process.execPath, ['--no-warnings', `${REPO}src/cli/kubectl-outprobe.ts`, 'explain', `pod/${victim.metadata.name}`, '-n', APP_NS, '--outprobe-namespace', NS, '--kubectl', p.cp.binaries.kubectl, '--kubeconfig', p.cp.kubeconfigPath], { encoding: 'utf8', timeout: 60_000 });
+        process.stderr.write(`# kubectl outprobe explain:\n${ex.stdout}${ex.stderr}`);
+        assert.equal(ex.status, 0, fail(ex.stderr));
+        assert.doesNotMatch(ex.stdout, /could not be asked/, 'both replicas answered through port-forward');
+        assert.match(ex.stdout, /^Owner: +\S+ \(node real-node-[12]\)$/m);
+        assert.match(ex.stdout, new RegExp(`^  ${GATE}: False ProbeFailed since \\S+$`, 'm'));
+        assert.match(ex.stdout, /^ {4}state: committed failure; last result failure ×\d+ in a row \(confirmed failure\); on-hold no; failing since \S+$/m);
+        const st = spawnSync(process.execPath, ['--no-warnings', `${REPO}src/cli/kubectl-outprobe.ts`, 'status', '--outprobe-namespace', NS, '--kubectl', p.cp.binaries.kubectl, '--kubeconfig', p.cp.kubeconfigPath], { encoding: 'utf8', timeout: 60_000 });
+        process.stderr.write(`# kubectl outprobe status:\n${st.stdout}${st.stderr}`);
+        assert.equal(st.status, 0, fail(st.stderr));
+        assert.match(st.stdout, /^Replicas \(2 live members\):$/m);
+        assert.equal(st.stdout.match(/^ {2}\S+ {2}node real-node-[12] {2}ready {2}pods \d+/gm)?.length, 2, 'both replicas report through port-forward');
         const status = await until('status.diverged 1', async () => {
           const s = (await kube().get(`/apis/outprobe.io/v1alpha1/namespaces/${APP_NS}/probepolicies/${POLICY}`))['status'] as Record<string, unknown> | undefined;
           return s?.['diverged'] === 1 ? s : undefined;
