@@ -42,7 +42,7 @@ const successThresholdRule = (message: string): CelRule => ({
 
 const readinessSchema = withRules(
   obj(
-    'Readiness: outprobe probes the selected pods and writes the result as the pod condition conditionType (True or False). Pods that list it in spec.readinessGates are Ready only when it is True. In Observe mode nothing is written.',
+    'Readiness: outprobe probes the selected pods and writes the result as the pod condition conditionType (True or False). Pods that list it in spec.readinessGates are Ready only when it is True. In Observe mode nothing is written. The chart\'s admission policy accepts readiness in Enforce mode only from a user who may patch pods/status in this namespace.',
     {
       conditionType: conditionTypeSchema,
       container: containerSchema,
@@ -55,7 +55,7 @@ const readinessSchema = withRules(
         type: 'boolean',
         default: policyDefaults.injectGate,
         description:
-          'Gate injection: when true, outprobe\'s admission webhook adds conditionType to spec.readinessGates of every new pod this policy selects (Enforce mode only), even in a namespace without the label outprobe.io/inject-readiness-gates=enabled (with the label, every Enforce-mode policy with a readiness probe is injected). Existing pods are not changed; recreate them (e.g. roll the Deployment) to gate them. Needs the webhook installed (chart value webhook.enabled).',
+          'Gate injection: when true, outprobe\'s admission webhook adds conditionType to spec.readinessGates of every new pod this policy selects (Enforce mode only), even in a namespace without the label outprobe.io/inject-readiness-gates=enabled (with the label, every Enforce-mode policy with a readiness probe is injected). Existing pods are not changed; recreate them (e.g. roll the Deployment) to gate them. Needs the webhook installed (chart value webhook.enabled), and, through the chart\'s admission policy, an author who may patch pods/status in this namespace.',
       },
     },
     { required: ['probe'] },

@@ -6,7 +6,8 @@
 // admin kubeconfig, so the API server authorizes the impersonated user, and
 // the policy's CEL authorizer checks are evaluated for that user). Every user
 // may write ProbePolicies in the namespace; some also hold pods/exec, pods
-// delete or pods/eviction.
+// delete, pods/eviction or pods/status patch (readiness in Enforce mode,
+// issue 27 finding 4).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -68,7 +69,15 @@ void describe('the chart\'s admission policy: a ProbePolicy author gets no more 
     await role('adm-exec', [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }]);
     await role('adm-delete', [{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }]);
     await role('adm-evict', [{ apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] }]);
-    const grants: [string, string[]][] = [['author', ['adm-author']], ['execer', ['adm-author', 'adm-exec']], ['deleter', ['adm-author', 'adm-delete']], ['evicter', ['adm-author', 'adm-evict']]];
+    await role('adm-status', [{ apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] }]);
+    // A readiness probe in Enforce mode needs pods/status patch: the exec and fromContainer users hold it
+    // so that their readiness policies test the exec rule alone; `gater` holds it and nothing else.
+    const grants: [string, string[]][] = [
+      ['author', ['adm-author']], ['execer', ['adm-author', 'adm-exec', 'adm-status']], ['deleter', ['adm-author', 'adm-delete']], ['evicter', ['adm-author', 'adm-evict']],
+      ['gater', ['adm-author', 'adm-status']],
+      // The built-in aggregated `edit` ClusterRole (pods create/update/delete, exec): no pods/status patch.
+      ['editor', ['adm-author', 'edit']],
+    ];
     for (const ns of [APP, OTHER]) {
       for (const [user, roles] of grants) {
         for (const r of roles) {
@@ -96,10 +105,26 @@ void describe('the chart\'s admission policy: a ProbePolicy author gets no more 
     assert.deepEqual((binding['spec'] as { validationActions?: string[] }).validationActions, ['Deny']);
   });
 
-  it('a readiness-only policy is accepted from a user with only ProbePolicy rights', () => {
-    accepted(as('author', policy('ready-only', { readiness: { probe: { httpGet: { path: '/healthz', port: 8080 } } } })));
-    // Observe mode remediates nothing, so liveness needs no pod rights there either.
+  it('Observe mode needs no pod rights: readiness (even with injectGate) and liveness are accepted from a user with only ProbePolicy rights', () => {
+    // Observe mode writes nothing to pods and injects no gate, and remediates nothing.
+    accepted(as('author', policy('observe-ready', { mode: 'Observe', readiness: { probe: { httpGet: { path: '/healthz', port: 8080 } } } })));
+    accepted(as('author', policy('observe-inject', { mode: 'Observe', readiness: { injectGate: true, probe: tcp } })));
     accepted(as('author', policy('observe-liveness', { mode: 'Observe', liveness: { action: 'Delete', probe: tcp } })));
+  });
+
+  it('readiness in Enforce mode (issue 27 finding 4): rejected without patch pods/status, with injectGate too; accepted with it', () => {
+    // The reproduction: every new pod of the namespace gated, a closed port, nothing ever unready-capped.
+    const hold = { selector: {}, readiness: { injectGate: true, maxUnreadyPercent: 100, probe: { tcpSocket: { port: 1 } } } };
+    rejected(as('author', { ...policy('hold-all', {}), spec: hold }),
+      /readiness with injectGate in Enforce mode adds a readiness gate to every new pod the policy selects.*author may not patch pods\/status in namespace adm-app/);
+    rejected(as('author', policy('ready-author', { readiness: { probe: { httpGet: { path: '/healthz', port: 8080 } } } })),
+      /readiness in Enforce mode writes pod conditions \(readiness gates\) as outprobe: author may not patch pods\/status in namespace adm-app/);
+    rejected(as('author', policy('ready-enforce', { mode: 'Enforce', readiness: { probe: tcp } })), /author may not patch pods\/status/);
+    // Eviction or delete rights are no substitute, nor is the built-in `edit` role.
+    rejected(as('evicter', policy('ready-evicter', { readiness: { probe: tcp } })), /evicter may not patch pods\/status/);
+    rejected(as('editor', policy('ready-editor', { readiness: { probe: tcp } })), /editor may not patch pods\/status/);
+    accepted(as('gater', policy('ready-only', { readiness: { probe: { httpGet: { path: '/healthz', port: 8080 } } } })));
+    accepted(as('gater', { ...policy('hold-gater', {}), spec: hold }));
   });
 
   it('exec: rejected without pods/exec, accepted with it, and only in execProbes.namespaces', () => {
@@ -117,8 +142,9 @@ void describe('the chart\'s admission policy: a ProbePolicy author gets no more 
     const own = (name: string, ns = APP): Record<string, unknown> => policy(name, { readiness: { probe: { fromContainer: 'readinessProbe' } } }, ns);
     rejected(as('author', own('own-author')), /a fromContainer probe makes outprobe run the probe a container declares.*author may not create pods\/exec in namespace adm-app/);
     accepted(as('execer', own('own-execer')));
-    // Exec is not allowed in adm-other: a container's exec probe is reported there, never run, so no exec right is needed.
-    accepted(as('author', own('own-other', OTHER)));
+    // Exec is not allowed in adm-other: a container's exec probe is reported there, never run, so no exec right is
+    // needed (only the readiness rule's pods/status patch).
+    accepted(as('gater', own('own-other', OTHER)));
   });
 
   it('liveness with action Delete: rejected without delete pods (eviction rights are not enough), accepted with it', () => {
@@ -135,10 +161,14 @@ void describe('the chart\'s admission policy: a ProbePolicy author gets no more 
     accepted(as('evicter', policy('evict-evicter', { liveness: { probe: tcp }, startup: { probe: tcp } })));
   });
 
-  it('UPDATE is checked too: adding liveness or exec to an accepted policy is rejected for a user without the rights', () => {
-    const patch = (user: string, body: unknown): Outcome => kubectl(['patch', '--as', user, '-n', APP, 'probepolicies.outprobe.io', 'ready-only', '--type', 'merge', '-p', JSON.stringify(body)]);
-    rejected(patch('author', { spec: { liveness: { probe: tcp } } }), /may not create pods\/eviction/);
-    rejected(patch('author', { spec: { readiness: { probe: { httpGet: null, exec: { command: ['true'] } } } } }), /may not create pods\/exec/);
-    accepted(patch('author', { spec: { readiness: { probe: { httpGet: null, tcpSocket: { port: 8080 } } } } }));
+  it('UPDATE is checked too: adding liveness or exec to an accepted policy, or switching Observe readiness to Enforce, is rejected for a user without the rights', () => {
+    const patch = (user: string, name: string, body: unknown): Outcome => kubectl(['patch', '--as', user, '-n', APP, 'probepolicies.outprobe.io', name, '--type', 'merge', '-p', JSON.stringify(body)]);
+    rejected(patch('gater', 'ready-only', { spec: { liveness: { probe: tcp } } }), /may not create pods\/eviction/);
+    rejected(patch('gater', 'ready-only', { spec: { readiness: { probe: { httpGet: null, exec: { command: ['true'] } } } } }), /may not create pods\/exec/);
+    accepted(patch('gater', 'ready-only', { spec: { readiness: { probe: { httpGet: null, tcpSocket: { port: 8080 } } } } }));
+    // An Observe-mode policy its author may write cannot be turned to Enforce (or given injectGate) without pods/status.
+    rejected(patch('author', 'observe-inject', { spec: { mode: 'Enforce' } }), /author may not patch pods\/status/);
+    accepted(patch('author', 'observe-ready', { spec: { readiness: { injectGate: true } } }));
+    accepted(patch('gater', 'observe-inject', { spec: { mode: 'Enforce' } }));
   });
 });
