@@ -217,6 +217,16 @@ void describe('charts/outprobe', () => {
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [RELEASE], verbs: ['get', 'patch'] },
     ]);
+    // That patch right is held to caBundle by an admission policy on the controller's ServiceAccount
+    // (issue 27 finding 5, ADR 0053; test/e2e/webhook-guard.test.ts checks it on a real API server).
+    const guard = named(objs, 'ValidatingAdmissionPolicy', `${RELEASE}-webhook-cabundle-only`) as Obj & { spec?: { failurePolicy?: string; matchConditions?: unknown[] } };
+    assert.equal(guard.spec?.failurePolicy, 'Fail');
+    assert.deepEqual(guard.spec?.matchConditions, [{ name: 'controller-service-account', expression: `request.userInfo.username == 'system:serviceaccount:${NS}:${RELEASE}'` }]);
+    assert.deepEqual((named(objs, 'ValidatingAdmissionPolicyBinding', `${RELEASE}-webhook-cabundle-only`).spec as { validationActions?: string[] }).validationActions, ['Deny']);
+    // cert-manager injects caBundle (the controller has no right on the configuration); without admission policies there is no guard.
+    for (const values of ['webhook.certManager.enabled=true', 'admissionPolicy.enabled=false']) {
+      assert.equal(template('--set', values).some((o) => o.metadata.name === `${RELEASE}-webhook-cabundle-only`), false, values);
+    }
     const off = template('--set', 'webhook.enabled=false');
     assert.equal(off.some((o) => o.kind === 'MutatingWebhookConfiguration' || o.metadata.name.endsWith('-webhook')), false);
     assert.ok(podSpecOf(find(off, 'Deployment')).containers[0]?.args.includes('--webhook-addr=off'));
@@ -271,7 +281,7 @@ void describe('charts/outprobe', () => {
     const execRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === `${RELEASE}-exec`);
     assert.equal(execRole?.metadata.namespace, 'shop');
     assert.deepEqual(execRole.rules, [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }]);
-    const vap = find(exec, 'ValidatingAdmissionPolicy') as Obj & { spec?: { validations?: { expression: string }[] } };
+    const vap = named(exec, 'ValidatingAdmissionPolicy', `${RELEASE}-probepolicy-author`) as Obj & { spec?: { validations?: { expression: string }[] } };
     assert.ok(vap.spec?.validations?.some((v) => v.expression.includes("request.namespace in ['shop']")), 'the admission policy mirrors execProbes.namespaces');
     const noNs = run(helm, ['template', RELEASE, chart, '--set', 'execProbes.enabled=true']);
     assert.notEqual(noNs.status, 0);
