@@ -219,13 +219,23 @@ void describe('charts/outprobe', () => {
     ]);
     // That patch right is held to caBundle by an admission policy on the controller's ServiceAccount
     // (issue 27 finding 5, ADR 0053; test/e2e/webhook-guard.test.ts checks it on a real API server).
-    const guard = named(objs, 'ValidatingAdmissionPolicy', `${RELEASE}-webhook-cabundle-only`) as Obj & { spec?: { failurePolicy?: string; matchConditions?: unknown[] } };
-    assert.equal(guard.spec?.failurePolicy, 'Fail');
-    assert.deepEqual(guard.spec?.matchConditions, [{ name: 'controller-service-account', expression: `request.userInfo.username == 'system:serviceaccount:${NS}:${RELEASE}'` }]);
+    const guard = named(objs, 'ValidatingAdmissionPolicy', `${RELEASE}-webhook-cabundle-only`).spec as { failurePolicy?: string; matchConditions?: unknown[]; validations?: { expression: string }[] } | undefined;
+    assert.equal(guard?.failurePolicy, 'Fail');
+    assert.deepEqual(guard.matchConditions, [{ name: 'controller-service-account', expression: `request.userInfo.username == 'system:serviceaccount:${NS}:${RELEASE}'` }]);
+    // Every field of a v1 MutatingWebhook (Kubernetes 1.37) but clientConfig.caBundle is compared; a field a later release adds must join the list.
+    const compared = guard.validations?.[0]?.expression ?? '';
+    for (const field of ['clientConfig.url', 'clientConfig.service', 'rules', 'failurePolicy', 'matchPolicy', 'namespaceSelector', 'objectSelector', 'sideEffects', 'timeoutSeconds', 'admissionReviewVersions', 'reinvocationPolicy', 'matchConditions']) {
+      assert.ok(compared.includes(`w.${field} == o.${field}`), field);
+    }
+    assert.equal(compared.includes('caBundle'), false);
     assert.deepEqual((named(objs, 'ValidatingAdmissionPolicyBinding', `${RELEASE}-webhook-cabundle-only`).spec as { validationActions?: string[] }).validationActions, ['Deny']);
-    // cert-manager injects caBundle (the controller has no right on the configuration); without admission policies there is no guard.
-    for (const values of ['webhook.certManager.enabled=true', 'admissionPolicy.enabled=false']) {
-      assert.equal(template('--set', values).some((o) => o.metadata.name === `${RELEASE}-webhook-cabundle-only`), false, values);
+    // Its `create secrets` (RBAC cannot name the object) is held to its certificate Secret, of type kubernetes.io/tls.
+    const secretGuard = named(objs, 'ValidatingAdmissionPolicy', `${RELEASE}-webhook-secret-only`).spec as { validations?: { expression: string }[] } | undefined;
+    assert.equal(secretGuard?.validations?.[0]?.expression, `object.metadata.name == '${RELEASE}-webhook-tls' && has(object.type) && object.type == 'kubernetes.io/tls'`);
+    named(objs, 'ValidatingAdmissionPolicyBinding', `${RELEASE}-webhook-secret-only`);
+    // cert-manager injects caBundle and writes the Secret (the controller has no right on either); without admission policies there is no guard.
+    for (const values of ['webhook.certManager.enabled=true', 'admissionPolicy.enabled=false', 'webhook.enabled=false']) {
+      assert.equal(template('--set', values).some((o) => o.metadata.name.startsWith(`${RELEASE}-webhook-`) && o.kind.startsWith('ValidatingAdmissionPolicy')), false, values);
     }
     const off = template('--set', 'webhook.enabled=false');
     assert.equal(off.some((o) => o.kind === 'MutatingWebhookConfiguration' || o.metadata.name.endsWith('-webhook')), false);

@@ -1,6 +1,6 @@
 // Least privilege for the webhook configuration (issue 27 finding 5, ADR 0053):
 // the controller may patch its MutatingWebhookConfiguration to set caBundle, and
-// nothing else of it. The chart is installed with helm on a real kube-apiserver;
+// nothing else of it; it may create its certificate Secret, and no other. The chart is installed with helm on a real kube-apiserver;
 // requests are made as the chart's ServiceAccount, by impersonation
 // (`kubectl --as system:serviceaccount:…`, authorized by RBAC like the real
 // token) and with a real TokenRequest token running the controller's own
@@ -91,7 +91,10 @@ void describe('the webhook configuration: the controller\'s ServiceAccount may c
     // The guard takes effect once the API server has compiled it: probe with server-side dry runs
     // (only when the chart has one, so that on a chart without it the tests below say what got through).
     const guard = await cp.kube.call('GET', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/outprobe-webhook-cabundle-only');
-    if (guard.status === 200) await waitFor('webhook guard in effect', () => Promise.resolve(!patchAs([{ op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 9 }], true).ok), 60_000, 500);
+    if (guard.status === 200) {
+      await waitFor('webhook guard in effect', () => Promise.resolve(!patchAs([{ op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 9 }], true).ok), 60_000, 500);
+      await waitFor('Secret guard in effect', () => Promise.resolve(!kubectl(['create', 'secret', 'generic', 'probe', '-n', NS, '--as', SA, '--dry-run=server']).ok), 60_000, 500);
+    }
   });
   logs.teardown(async () => {
     stop.abort();
@@ -101,12 +104,14 @@ void describe('the webhook configuration: the controller\'s ServiceAccount may c
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('the chart installed the guard and its binding; every expression type-checks', async () => {
-    const vap = await cp.kube.get('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/outprobe-webhook-cabundle-only');
-    const status = vap['status'] as { typeChecking?: { expressionWarnings?: unknown[] } } | undefined;
-    assert.deepEqual(status?.typeChecking?.expressionWarnings ?? [], [], 'every CEL expression type-checks against the MutatingWebhookConfiguration schema');
-    const binding = await cp.kube.get('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/outprobe-webhook-cabundle-only');
-    assert.deepEqual((binding['spec'] as { validationActions?: string[] }).validationActions, ['Deny']);
+  it('the chart installed the guards and their bindings; every expression type-checks', async () => {
+    for (const name of ['outprobe-webhook-cabundle-only', 'outprobe-webhook-secret-only']) {
+      const vap = await cp.kube.get(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}`);
+      const status = vap['status'] as { typeChecking?: { expressionWarnings?: unknown[] } } | undefined;
+      assert.deepEqual(status?.typeChecking?.expressionWarnings ?? [], [], `every CEL expression of ${name} type-checks against the schema`);
+      const binding = await cp.kube.get(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${name}`);
+      assert.deepEqual((binding['spec'] as { validationActions?: string[] }).validationActions, ['Deny']);
+    }
   });
 
   it('the ServiceAccount cannot redirect the webhook: clientConfig service or url', async () => {
@@ -138,6 +143,28 @@ void describe('the webhook configuration: the controller\'s ServiceAccount may c
     assert.equal(kubectl(['auth', 'can-i', '--as', SA, 'delete', `mutatingwebhookconfigurations/${MWC}`]).out.split('\n')[0], 'no');
     assert.equal(kubectl(['auth', 'can-i', '--as', SA, 'create', 'mutatingwebhookconfigurations']).out.split('\n')[0], 'no');
     assert.equal(kubectl(['auth', 'can-i', '--as', SA, 'patch', 'mutatingwebhookconfigurations/another']).out.split('\n')[0], 'no');
+  });
+
+  it('the ServiceAccount may create its certificate Secret only: no other name, no service-account token Secret', () => {
+    const create = (obj: Record<string, unknown>): Outcome => {
+      const r = spawnSync(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'create', '--as', SA, '-f', '-'], { encoding: 'utf8', timeout: 30_000, input: JSON.stringify(obj) });
+      return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` };
+    };
+    const secret = (name: string, type: string, annotations: Record<string, string> = {}): Record<string, unknown> =>
+      ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS, annotations }, type, stringData: type === 'Opaque' ? { a: 'b' } : {} });
+    const secretRefused = (o: Outcome): void => {
+      assert.equal(o.ok, false, `expected a denial, got: ${o.out}`);
+      assert.match(o.out, /ValidatingAdmissionPolicy 'outprobe-webhook-secret-only'/);
+      assert.match(o.out, /outprobe's ServiceAccount may create only its webhook certificate Secret \(outprobe-webhook-tls, type kubernetes.io\/tls\)/);
+    };
+    // The escalation RBAC alone allowed: a Secret the token controller fills with a token that never expires.
+    secretRefused(create(secret('outprobe-forever', 'kubernetes.io/service-account-token', { 'kubernetes.io/service-account.name': 'outprobe' })));
+    secretRefused(create(secret(SECRET, 'kubernetes.io/service-account-token', { 'kubernetes.io/service-account.name': 'outprobe' })));
+    secretRefused(create(secret('anything', 'Opaque')));
+    // Dry run: the right name and type pass (the controller's own create is exercised below).
+    const own = spawnSync(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'create', '--dry-run=server', '--as', SA, '-f', '-'], { encoding: 'utf8', timeout: 30_000,
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace: NS }, type: 'kubernetes.io/tls', data: { 'tls.crt': '', 'tls.key': '' } }) });
+    assert.equal(own.status, 0, `${own.stdout}${own.stderr}`);
   });
 
   it('caBundle alone passes, and the installer (helm, an admin) still changes anything', async () => {
