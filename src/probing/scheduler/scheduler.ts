@@ -2,6 +2,8 @@ import type { Clock, Random } from '../../kernel/index.ts';
 import { FairShare } from './fair-share.ts';
 import type { Admission, Share } from './fair-share.ts';
 import { DueHeap } from './heap.ts';
+import { afterPass } from './ticker.ts';
+import type { PassTiming } from './ticker.ts';
 
 /** One probe target as the scheduler sees it: a key, a period and a pass to run. */
 export interface ScheduledTarget {
@@ -93,6 +95,8 @@ interface Job {
   readonly entry: Entry;
   readonly controller: AbortController;
   readonly dueAt: number;
+  /** The `#pump` round right after its dispatch: admitted in a later one, it waited for a probe slot. */
+  readonly round: number;
 }
 
 const noShare: Share = { namespace: '', policy: '' };
@@ -103,7 +107,9 @@ const noShare: Share = { namespace: '', policy: '' };
  * ticks fall at anchor + k·period, where the anchor is the first pass (or
  * the last trigger, or a time a pass asked for); a pass that outlives one or
  * more ticks is followed at once by one more pass (Go keeps one pending tick
- * and drops the rest), otherwise the next pass waits for the next tick. One
+ * and drops the rest), otherwise the next pass waits for the next tick. A
+ * pass that waited for a probe slot, or started more than 1 % of its period
+ * late, restarts the ticks from its start (ticker.ts, ADR 0064). One
  * target never has two passes at once, and a slow target does not pile up. One
  * FairShare pool bounds concurrency across all targets and admits due passes
  * fairly between namespaces and policies. Time comes from the injected
@@ -124,6 +130,8 @@ export class Scheduler {
   #wake: AbortController | undefined;
   #looping = false;
   #stepQueued = false;
+  /** Counts `#pump` calls (see Job.round). */
+  #round = 0;
 
   constructor(options: SchedulerOptions) {
     this.#clock = options.clock;
@@ -248,15 +256,17 @@ export class Scheduler {
   #dispatch(entry: Entry): void {
     const controller = new AbortController();
     entry.running = controller;
-    this.#pool.push(entry.target.share ?? noShare, { entry, controller, dueAt: entry.dueAt });
+    // Dispatches are followed by one #pump (step), which is round #round + 1.
+    this.#pool.push(entry.target.share ?? noShare, { entry, controller, dueAt: entry.dueAt, round: this.#round + 1 });
   }
 
   /** Starts every pass the pool admits now. */
   #pump(): void {
+    const round = ++this.#round;
     for (let next = this.#pool.next(); next !== undefined; next = this.#pool.next()) {
       // Removed or replaced while it waited: it never ran, so it takes no slot.
       if (next.item.controller.signal.aborted) this.#pool.done(next.slot);
-      else void this.#run(next);
+      else void this.#run(next, next.item.round !== round);
     }
     if (this.#pool.inFlight === 0 && this.#pool.queued === 0 && this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
@@ -265,9 +275,10 @@ export class Scheduler {
     }
   }
 
-  async #run(admitted: Admission<Job>): Promise<void> {
+  async #run(admitted: Admission<Job>, waited: boolean): Promise<void> {
     const { entry, controller, dueAt } = admitted.item;
-    const lagMs = this.#clock.now() - dueAt;
+    const startedAt = this.#clock.now();
+    const lagMs = startedAt - dueAt;
     this.#lastLagMs = lagMs;
     this.#onPassStart?.(entry.target.share ?? noShare, lagMs);
     let asked: number | undefined;
@@ -278,12 +289,12 @@ export class Scheduler {
       this.#onPassError(entry.target.key, error);
     } finally {
       this.#pool.done(admitted.slot);
-      this.#complete(entry, controller, dueAt, asked);
+      this.#complete(entry, controller, { dueAt, startedAt, waited }, asked);
       this.#pump();
     }
   }
 
-  #complete(entry: Entry, controller: AbortController, dueAt: number, asked: number | undefined): void {
+  #complete(entry: Entry, controller: AbortController, pass: PassTiming, asked: number | undefined): void {
     if (entry.running !== controller) return;
     entry.running = undefined;
     if (entry.generation < 0) return; // removed while running
@@ -297,17 +308,9 @@ export class Scheduler {
       this.#schedule(entry, entry.anchor);
       return;
     }
-    this.#schedule(entry, nextTick(entry.anchor, entry.target.periodMs, dueAt, now));
+    // A pass that started late restarts the ticks from its start (ticker.ts, ADR 0064).
+    const next = afterPass(entry.anchor, entry.target.periodMs, pass, now);
+    entry.anchor = next.anchor;
+    this.#schedule(entry, next.dueAt);
   }
-}
-
-/**
- * When a ticker phased at `anchor` next lets a pass through that was due at
- * `dueAt` and completed at `now`: at once if a tick fell after the pass was
- * due (Go's ticker keeps one pending tick), else at the next tick.
- */
-function nextTick(anchor: number, periodMs: number, dueAt: number, now: number): number {
-  if (periodMs <= 0) return now;
-  const lastTick = anchor + Math.floor((now - anchor) / periodMs) * periodMs;
-  return lastTick > dueAt ? now : lastTick + periodMs;
 }

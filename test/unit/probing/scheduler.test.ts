@@ -102,6 +102,47 @@ describe('Scheduler', () => {
     assert.deepEqual(runs, [0, 2_500, 3_000, 4_000, 5_300, 6_000]);
   });
 
+  it('a pass that waited for a probe slot restarts its ticks from its start: the next one a whole period later, never a short gap (ADR 0064)', async () => {
+    const { clock, scheduler } = setup(1);
+    const runs: number[] = [];
+    let first = true;
+    // 'hog' holds the only slot from 0 to 4,000 once; 'b' is due at 1,000 and waits for it.
+    scheduler.upsert({
+      key: 'hog',
+      periodMs: 10_000,
+      firstDueAt: 0,
+      run: async () => {
+        if (first) await clock.sleepUntil(clock.now() + 4_000);
+        first = false;
+      },
+    });
+    scheduler.upsert({
+      key: 'b',
+      periodMs: 10_000,
+      firstDueAt: 1_000,
+      run: () => {
+        runs.push(clock.now());
+        return Promise.resolve();
+      },
+    });
+    await runUntil(clock, scheduler, 35_000);
+    // On the old phase it ran at 4,000 then 11,000: 7 s apart with a 10 s period.
+    assert.deepEqual(runs, [4_000, 14_000, 24_000, 34_000]);
+  });
+
+  it('a pass at most 1 % of its period late that did not wait for a slot keeps its phase (timer and event-loop lateness)', async () => {
+    const { clock, scheduler, rec } = setup();
+    scheduler.upsert(rec.target('a', 10_000, 1_050));
+    await runUntil(clock, scheduler, 32_000, 100);
+    // Started 50 ms late each time (stepped every 100 ms): the ticks stay at 1,050 + k·10,000.
+    assert.deepEqual(rec.runs, [1_100, 11_100, 21_100, 31_100]);
+    const late = setup();
+    late.scheduler.upsert(late.rec.target('a', 10_000, 1_050));
+    await runUntil(late.clock, late.scheduler, 32_000, 500);
+    // 450 ms late (more than 1 %): the ticks restart from the start.
+    assert.deepEqual(late.rec.runs, [1_500, 11_500, 21_500, 31_500]);
+  });
+
   it('a pass that asks for a time runs the next one then and phases the ticks from it', async () => {
     const { clock, scheduler } = setup();
     const runs: number[] = [];
