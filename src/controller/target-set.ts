@@ -1,7 +1,6 @@
 import type { Clock } from '../kernel/index.ts';
 import { flatKey, podKey as podKeyOf } from '../kube/index.ts';
 import type { Pod } from '../kube/index.ts';
-import { handoverFirstPass, spreadDueAt } from '../probing/index.ts';
 import type { PassResult, Scheduler, StallGuard } from '../probing/index.ts';
 import { decideDivergence, divergenceMessage } from '../divergence/index.ts';
 import type { Divergence } from '../divergence/index.ts';
@@ -23,6 +22,8 @@ import type { PodMark } from './policy-tally.ts';
 import type { PanicReport } from './panic.ts';
 import { newTarget, replan, runPass } from './runner.ts';
 import { noVantageReason } from './no-vantage.ts';
+import { TargetScheduling, wakesAtOnce } from './scheduling.ts';
+import type { PlanCause } from './first-pass.ts';
 import type { Probers, Target } from './runner.ts';
 
 export interface TargetSetDeps {
@@ -48,6 +49,11 @@ export interface TargetSetDeps {
    * hand-off may have lost (`handoverFirstPass`, ADR 0019). @default never
    */
   readonly gainedAt?: (pod: Pod) => number | undefined;
+  /**
+   * When this replica began: a container started since, planned from its
+   * pod's event, is new and probed at once (ADR 0065). @default the set's creation
+   */
+  readonly since?: number;
   /** Voids failed attempts that overlapped a stall of this process (ADR 0016). @default none */
   readonly stall?: StallGuard | undefined;
   /** This replica's name, in divergence Events ("fails from replica X"). @default 'outprobe' */
@@ -78,12 +84,6 @@ function kubeletReady(pod: Pod): boolean {
   return gateStatus(pod, 'ContainersReady') === 'True' && pod.readinessGates.every((g) => gateStatus(pod, g) === 'True');
 }
 
-/** A signature of what, in a container's status, should wake its targets at once. */
-function containerSignature(pod: Pod | undefined, name: string): string {
-  const s = pod?.containerStatuses.find((c) => c.name === name);
-  return s === undefined ? '' : `${s.containerId ?? ''}#${s.restartCount}#${s.state}#${String(s.started)}`;
-}
-
 /**
  * Every probe target of this replica, keyed like the results stage, with the
  * scheduler entries that run them and the hooks that turn their transitions
@@ -107,11 +107,11 @@ export class TargetSet {
   /** policy key → pod UID → why the policy does not write its gate there (an older policy claims the type). */
   readonly #conflicts = new Map<string, Map<string, string>>();
   readonly #readiness: ReadinessGuard;
-  /** policy key → its scheduler share (see #shareOf). */
-  readonly #shares = new Map<string, { readonly namespace: string; readonly policy: string }>();
+  readonly #scheduling: TargetScheduling;
 
   constructor(deps: TargetSetDeps) {
     this.#d = deps;
+    this.#scheduling = new TargetScheduling(deps);
     this.#readiness = new ReadinessGuard({
       clock: deps.clock,
       observe: deps.observe,
@@ -160,7 +160,7 @@ export class TargetSet {
     }
     if (old !== undefined && old.uid !== pod.uid) this.#dropPod(old.uid);
     this.#d.gates.observe(pod.uid, pod.resourceVersion);
-    this.reconcilePod(pod, old);
+    this.reconcilePod(pod, old, 'pod');
   }
 
   /**
@@ -177,11 +177,12 @@ export class TargetSet {
   #replan(podKeys: ReadonlySet<string>): void {
     for (const key of podKeys) {
       const pod = this.#d.pods.get(key);
-      if (pod !== undefined) this.reconcilePod(pod, undefined);
+      if (pod !== undefined) this.reconcilePod(pod, undefined, 'policy');
     }
   }
 
-  reconcilePod(pod: Pod, old: Pod | undefined): void {
+  /** Plans the pod's targets again; `cause` is what asked (a new target's first pass depends on it, first-pass.ts). */
+  reconcilePod(pod: Pod, old: Pod | undefined, cause: PlanCause = 'resync'): void {
     const owned = this.#d.owns(pod);
     // A pod this replica lost: no write of its own may still be retried or repaired.
     if (!owned) this.#d.gates.forget(pod.uid);
@@ -192,7 +193,7 @@ export class TargetSet {
     this.#setConflicts(pod, losers);
     // A copy: #remove takes keys out of the pod's list.
     for (const key of [...(this.#byPod.get(pod.uid) ?? [])]) if (!wanted.has(key)) this.#remove(key);
-    for (const plan of wanted.values()) this.#upsert(plan, pod, old);
+    for (const plan of wanted.values()) this.#upsert(plan, pod, old, cause);
     this.#mark(pod, selecting);
     this.#readiness.notePod(pod, selecting);
   }
@@ -219,7 +220,7 @@ export class TargetSet {
     // A younger policy that lost its claim on this gate type takes it over now.
     this.#replan(new Set(this.#tallies.get(entry.key)?.podKeys()));
     this.#tallies.delete(entry.key);
-    this.#shares.delete(entry.key);
+    this.#scheduling.forget(entry.key);
   }
 
   /** Is a remediation request still about a target that fails on the same instance? */
@@ -420,7 +421,7 @@ export class TargetSet {
     else this.#planIssues.set(pod.uid, issues);
   }
 
-  #upsert(planned: TargetPlan, pod: Pod, old: Pod | undefined): void {
+  #upsert(planned: TargetPlan, pod: Pod, old: Pod | undefined, cause: PlanCause): void {
     const existing = this.#targets.get(planned.key);
     // A new target's key is kept as long as the target (maps, scheduler): one flat string.
     const plan = existing === undefined ? { ...planned, key: flatKey(planned.key) } : planned;
@@ -434,63 +435,20 @@ export class TargetSet {
       let ofPolicy = this.#byPolicy.get(plan.policy);
       if (ofPolicy === undefined) this.#byPolicy.set(plan.policy, (ofPolicy = new Set()));
       ofPolicy.add(plan.key);
-      this.#schedule(target, pod);
+      this.#schedule(target, pod, cause);
       return;
     }
     if (!samePlannedProbe(existing.plan, plan)) {
       replan(existing, plan);
       this.#touch(plan);
-      this.#schedule(existing, pod);
-    } else if (old !== undefined && containerSignature(old, plan.container) !== containerSignature(pod, plan.container)) {
-      // A new instance or a change of started/running: a pass now, as the
-      // kubelet's next tick would see it (§3.2 step 4): a new instance gets
-      // its initial value and loses the old one's hold at once, before the
-      // initial delay, which the pass then waits out (§3.6 improvement: the
-      // probe itself runs now when no delay is left).
-      this.#schedule(existing, pod, this.#d.clock.now());
+      this.#schedule(existing, pod, cause);
+    } else if (wakesAtOnce(old, pod, plan.container)) {
+      this.#schedule(existing, pod, cause, this.#d.clock.now());
     }
   }
 
-  /**
-   * Hands the target to the scheduler. A pass asked for (`at`) and the first
-   * probe of a container still in its initial delay run exactly then (§3.10);
-   * any other first pass (the container was running when the target was
-   * planned: process start, a policy created or edited, a pod newly selected
-   * or gained in a handover) falls at the target's own phase in its period
-   * (ADR 0019), so targets planned together never probe together.
-   */
-  #schedule(target: Target, pod: Pod, at?: number): void {
-    const { clock, scheduler } = this.#d;
-    const now = clock.now();
-    const periodMs = target.plan.probe.periodSeconds * 1000;
-    const startedAt = pod.containerStatuses.find((c) => c.name === target.plan.container)?.startedAt;
-    const firstDueAt = at ?? (startedAt === undefined ? now : startedAt + target.plan.probe.initialDelaySeconds * 1000);
-    const first = at !== undefined || firstDueAt > now ? { dueAt: firstDueAt, phaseAt: firstDueAt } : this.#firstPass(target.plan.key, pod, periodMs, now);
-    scheduler.upsert({
-      key: target.plan.key,
-      periodMs,
-      firstDueAt: first.dueAt,
-      phaseAt: first.phaseAt,
-      share: this.#shareOf(pod.namespace, target.plan.policy),
-      run: (signal) => this.#pass(target, signal),
-    });
-  }
-
-  /** The fair-share slot of a policy's targets: one object per policy, not one per target. */
-  #shareOf(namespace: string, policy: string): { readonly namespace: string; readonly policy: string } {
-    const known = this.#shares.get(policy);
-    if (known !== undefined && known.namespace === namespace) return known;
-    const share = { namespace, policy };
-    this.#shares.set(policy, share);
-    return share;
-  }
-
-  /** A running container's first pass: at the key's phase, catching up a slot a recent handover lost. */
-  #firstPass(key: string, pod: Pod, periodMs: number, now: number): { dueAt: number; phaseAt: number } {
-    const gained = this.#d.gainedAt?.(pod);
-    if (gained !== undefined && now - gained <= periodMs) return handoverFirstPass(key, periodMs, now);
-    const dueAt = (this.#d.spread ?? spreadDueAt)(key, periodMs, now);
-    return { dueAt, phaseAt: dueAt };
+  #schedule(target: Target, pod: Pod, cause: PlanCause, at?: number): void {
+    this.#scheduling.schedule(target, pod, cause, (signal) => this.#pass(target, signal), at);
   }
 
   async #pass(target: Target, signal: AbortSignal): Promise<PassResult> {

@@ -17,7 +17,7 @@ export { joinHostPort } from './request.ts';
 export type { GrpcProbeRequest, HttpHeader, HttpProbeRequest, TcpProbeRequest } from './request.ts';
 export { maxProbeAttempts, probeWithRetries } from './retry.ts';
 export { Scheduler } from './scheduler/index.ts';
-export type { PassResult, ScheduledTarget, SchedulerOptions, SchedulerStats, Share } from './scheduler/index.ts';
+export type { FirstPass, PassResult, ScheduledTarget, SchedulerOptions, SchedulerStats, Share } from './scheduler/index.ts';
 export { FairShare, handoverFirstPass, spreadDueAt } from './scheduler/index.ts';
 export { EventLoopMonitor, StallLog, guardedAttempt, judgeAttempt } from './stall/index.ts';
 export type { ArmTimer, AttemptTiming, EventLoopMonitorOptions, StallGuard } from './stall/index.ts';
