@@ -97,10 +97,9 @@ export class MemoryApi {
   }
 
   request<T = unknown>(o: RequestOptions): Promise<T> {
-    if (o.method === 'GET') {
-      const items = o.path.includes('/pods') ? [...this.pods.values()].map((t) => JSON.parse(t) as Raw) : structuredClone([...this.policies.values()]);
-      return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items } as T);
-    }
+    // A page arrives on a later turn of the event loop, as a response does.
+    if (o.method === 'GET' && o.path.includes('/pods')) return new Promise((resolve) => setImmediate(() => resolve(this.#listPods(o.query) as T)));
+    if (o.method === 'GET') return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items: structuredClone([...this.policies.values()]) } as T);
     if (/\/events(\/[^/]+)?$/.test(o.path) && (o.method === 'POST' || o.method === 'PATCH')) {
       this.eventWrites++;
       return Promise.resolve(structuredClone(o.body) as T);
@@ -120,6 +119,21 @@ export class MemoryApi {
 
   stream(path: string, _query: unknown, signal: AbortSignal): AsyncGenerator<RawObject> {
     return (path.includes('/pods') ? this.podFeed : this.policyFeed).events(signal) as AsyncGenerator<RawObject>;
+  }
+
+  /**
+   * A LIST of pods, paged as the API server pages it when asked (`limit`,
+   * `continue`: here the offset), parsed per page as a client parses it.
+   */
+  #listPods(query: RequestOptions['query']): unknown {
+    const limit = Number(query?.['limit'] ?? 0);
+    const from = Number(query?.['continue'] ?? 0);
+    const texts = [...this.pods.values()];
+    const page = limit > 0 ? texts.slice(from, from + limit) : texts;
+    const more = limit > 0 && from + limit < texts.length;
+    // One JSON text per page, parsed at once, as a response body is.
+    const items = JSON.parse(`[${page.join(',')}]`) as Raw[];
+    return { metadata: { resourceVersion: String(this.#rv), ...(more ? { continue: String(from + limit) } : {}) }, items };
   }
 
   #patchPod(key: string, conditions: readonly { type: string }[]): Raw {

@@ -52,6 +52,11 @@ export interface ReflectorOptions<T, W extends RawObject = RawObject> {
   readonly onSignal?: (signal: ReflectorSignal) => void;
   /** LIST page size. @default 500 */
   readonly pageSize?: number;
+  /**
+   * The longest the LIST's objects are projected and applied without
+   * letting the event loop run (timers: Lease renewals, probes). @default 50
+   */
+  readonly sliceMs?: number;
   /** End a watch that has been silent this long (bookmarks arrive about once a minute). @default 150000 */
   readonly inactivityMs?: number;
 }
@@ -126,8 +131,17 @@ export class Reflector<T, W extends RawObject = RawObject> {
     }
   }
 
+  /**
+   * A paged LIST, applied page by page as it arrives, in slices of at most
+   * `sliceMs` between which the event loop runs (issue 31, ADR 0066): a
+   * LIST of 100,000 pods never holds the loop for more than a slice, so a
+   * Lease renewal or a probe never waits behind it. Objects added or changed
+   * are emitted as their page is applied, those gone (or now unreadable)
+   * after the last page; `onSynced` once all is applied.
+   */
   async #list(signal: AbortSignal): Promise<void> {
-    const fresh = new Map<string, T>();
+    const seen = new Set<string>();
+    const slice = new Slice(this.#o.clock, this.#o.sliceMs ?? 50);
     let cont: string | undefined;
     let pages = 0;
     let rv = '';
@@ -139,31 +153,31 @@ export class Reflector<T, W extends RawObject = RawObject> {
         signal,
       });
       pages++;
-      for (const raw of Array.isArray(page.items) ? (page.items as unknown[]) : []) {
-        const key = keyOf(raw as RawObject);
-        const object = this.#project(raw, this.store.get(key));
-        if (object !== skipped) fresh.set(key, object);
-      }
+      await this.#applyPage(page, seen, slice, signal);
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont !== undefined);
-    this.#replace(fresh);
+    for (const [key, old] of [...this.store]) {
+      if (seen.has(key)) continue;
+      await slice.yieldIfSpent(signal);
+      this.store.delete(key);
+      this.#o.onEvent({ type: 'DELETED', key, object: old, old });
+    }
     this.#resourceVersion = rv;
-    this.#o.onSignal?.({ kind: 'listed', items: fresh.size, pages, resourceVersion: rv });
+    this.#o.onSignal?.({ kind: 'listed', items: seen.size, pages, resourceVersion: rv });
     this.#synced = true;
     this.#o.onSynced?.();
   }
 
-  /** Applies a full LIST: emits what was added, changed or removed since the store was last filled. */
-  #replace(fresh: Map<string, T>): void {
-    for (const [key, old] of this.store) {
-      if (!fresh.has(key)) {
-        this.store.delete(key);
-        this.#o.onEvent({ type: 'DELETED', key, object: old, old });
-      }
-    }
-    for (const [key, object] of fresh) {
+  /** One LIST page into the store, in slices: what was added or changed is emitted, each key noted in `seen`. */
+  async #applyPage(page: ListPage, seen: Set<string>, slice: Slice, signal: AbortSignal): Promise<void> {
+    for (const raw of Array.isArray(page.items) ? (page.items as unknown[]) : []) {
+      await slice.yieldIfSpent(signal);
+      const key = keyOf(raw as RawObject);
       const old = this.store.get(key);
+      const object = this.#project(raw, old);
+      if (object === skipped) continue;
+      seen.add(key);
       this.store.set(key, object);
       this.#o.onEvent({ type: old === undefined ? 'ADDED' : 'MODIFIED', key, object, old });
     }
@@ -253,6 +267,26 @@ export class Reflector<T, W extends RawObject = RawObject> {
 }
 
 const skipped: unique symbol = Symbol('skipped');
+
+/** A budget of event-loop time: spent, it yields one turn of the loop (timers and I/O run) and starts again. */
+class Slice {
+  readonly #clock: Clock;
+  readonly #ms: number;
+  #from: number;
+
+  constructor(clock: Clock, ms: number) {
+    this.#clock = clock;
+    this.#ms = ms;
+    this.#from = clock.now();
+  }
+
+  async yieldIfSpent(signal: AbortSignal): Promise<void> {
+    if (this.#clock.now() - this.#from < this.#ms) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (signal.aborted) throw signal.reason;
+    this.#from = this.#clock.now();
+  }
+}
 
 /** Namespace, name and uid when they are strings; empty otherwise. */
 function refOf(raw: unknown): ObjectRef {

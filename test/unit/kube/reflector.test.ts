@@ -147,3 +147,62 @@ describe('projectPod with hostile field types', () => {
     assert.deepEqual(odd.conditions.map((c) => [c.type, c.status]), [['', 'Unknown'], ['Ready', 'Unknown']]);
   });
 });
+
+describe('Reflector: a large LIST never holds the event loop (issue 31, ADR 0066)', () => {
+  it('applies each page in slices of at most sliceMs, between which timers and I/O run', async () => {
+    const { FakeClock } = await import('../../support/fake-clock.ts');
+    const clock = new FakeClock(0);
+    const perPage = 100;
+    const pages = 3;
+    const pageOf = (n: number): Record<string, unknown> => ({
+      metadata: { resourceVersion: '10', ...(n + 1 < pages ? { continue: String(n + 1) } : {}) },
+      items: Array.from({ length: perPage }, (_, i) => pod(`p${n * perPage + i}`, '5')),
+    });
+    // Pages answered at once (as a fast server's would be); the watch stays open until stopped.
+    const client = {
+      request: (o: { readonly query?: Record<string, unknown> }) => Promise.resolve(pageOf(Number(o.query?.['continue'] ?? 0))),
+      stream: async function* (_path: string, _query: unknown, signal: AbortSignal): AsyncGenerator<RawObject> {
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        yield* [];
+      },
+    } as unknown as KubeClient;
+    const timeline: string[] = [];
+    let listing = true;
+    const turns = (): void => {
+      timeline.push('turn');
+      if (listing) setImmediate(turns);
+    };
+    setImmediate(turns);
+    const reflector = new Reflector<Pod>({
+      client,
+      clock,
+      random: () => 0.5,
+      path: '/api/v1/pods',
+      sliceMs: 20,
+      // Each object costs 1 ms of the loop's time.
+      project: (raw) => {
+        clock.advance(1);
+        return projectPod(raw);
+      },
+      onEvent: (e) => timeline.push(e.type),
+      onSynced: () => {
+        listing = false;
+      },
+    });
+    const stop = new AbortController();
+    const running = reflector.run(stop.signal);
+    while (listing) await new Promise((r) => setImmediate(r));
+    stop.abort();
+    await running;
+    assert.equal(reflector.store.size, pages * perPage);
+    let run = 0;
+    let longest = 0;
+    for (const entry of timeline) {
+      run = entry === 'turn' ? 0 : run + 1;
+      longest = Math.max(longest, run);
+    }
+    // 20 ms of 1 ms objects (plus the one that found the slice spent): on the old reflector all 300 in one turn.
+    assert.ok(longest <= 21, `${longest} objects applied without the loop turning`);
+    assert.equal(timeline.filter((e) => e === 'ADDED').length, pages * perPage);
+  });
+});
