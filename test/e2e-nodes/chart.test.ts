@@ -89,6 +89,14 @@ describe('the chart with outprobe\'s own image on real nodes', { timeout: 1_800_
     for (const h of leases) assert.ok(names.some((n) => h.includes(n)), `Lease holder ${h} is a replica pod (${names.join(', ')})`);
   });
 
+  it('helm test: the chart\'s own test Pod finds both replicas Ready, holding live Leases, answering /readyz, members of the fleet with no pod unowned', () => {
+    const r = p.helm('test', RELEASE, '--namespace', NS, '--timeout', '3m', '--logs');
+    process.stderr.write(`# helm test:\n${r.stdout}${r.stderr}`);
+    assert.equal(r.status, 0, fail(`helm test failed: ${r.stderr}`));
+    assert.match(r.stdout, /outprobe: 2 replicas Ready, members of the fleet, every pod owned/);
+    assert.equal(r.stdout.match(/^ok: \S+ Ready, Lease live, \/readyz 200, members 2, unowned pods 0$/gm)?.length, 2, 'each replica checked');
+  });
+
   it('webhook through its Service injects the gate; the real kubelet folds the readinessProbe and the gate into Ready', async () => {
     await kube().create(`/apis/outprobe.io/v1alpha1/namespaces/${APP_NS}/probepolicies`, {
       apiVersion: 'outprobe.io/v1alpha1', kind: 'ProbePolicy', metadata: { name: POLICY, namespace: APP_NS },

@@ -147,7 +147,7 @@ void describe('charts/outprobe', () => {
 
   it('default render: hardened, spread Deployment whose args the controller accepts; least-privilege RBAC; the CRD from crds/', () => {
     const objs = template();
-    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Job', 'MutatingWebhookConfiguration', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+    assert.deepEqual([...new Set(objs.map((o) => o.kind))].sort(), ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Job', 'MutatingWebhookConfiguration', 'NetworkPolicy', 'Pod', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
       'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     for (const o of objs) assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm', `${o.kind} has the standard labels`);
     const dep = find(objs, 'Deployment');
@@ -237,6 +237,33 @@ void describe('charts/outprobe', () => {
     for (const values of ['webhook.certManager.enabled=true', 'admissionPolicy.enabled=false', 'webhook.enabled=false']) {
       assert.equal(template('--set', values).some((o) => o.metadata.name.startsWith(`${RELEASE}-webhook-`) && o.kind.startsWith('ValidatingAdmissionPolicy')), false, values);
     }
+    // A certificate brought by the user (issue 30 item 6): read from its Secret, caBundle set by Helm; no right on Secrets or the webhook configuration, no guard needed.
+    const byo = template('--set', 'webhook.certificate.existingSecret=my-webhook-cert', '--set', 'webhook.certificate.caBundle=Q0EgUEVN');
+    const byoPod = podSpecOf(find(byo, 'Deployment'));
+    assert.ok(byoPod.containers[0]?.args.includes('--webhook-cert-dir=/etc/outprobe/webhook-tls'));
+    assert.equal(byoPod.containers[0]?.args.some((a) => a.startsWith('--webhook-secret') || a.startsWith('--webhook-configuration')), false);
+    assert.deepEqual((byoPod.volumes as { name: string; secret?: { secretName: string } }[] | undefined)?.find((v) => v.name === 'webhook-tls')?.secret?.secretName, 'my-webhook-cert');
+    const byoMwc = find(byo, 'MutatingWebhookConfiguration') as Obj & { webhooks?: { clientConfig: { caBundle?: string } }[] };
+    assert.equal(byoMwc.webhooks?.[0]?.clientConfig.caBundle, 'Q0EgUEVN');
+    assert.equal(byoMwc.metadata.annotations?.['cert-manager.io/inject-ca-from'], undefined);
+    const byoGrants = byo.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').flatMap((o) => o.rules ?? []).flatMap((r) => r.resources ?? []);
+    assert.equal(byoGrants.includes('secrets') || byoGrants.includes('mutatingwebhookconfigurations'), false, 'no right on Secrets or the webhook configuration');
+    assert.equal(byo.some((o) => o.kind.startsWith('ValidatingAdmissionPolicy') && o.metadata.name.startsWith(`${RELEASE}-webhook-`)), false);
+    for (const [args, message] of [
+      [['--set', 'webhook.certificate.existingSecret=x'], /existingSecret needs webhook\.certificate\.caBundle/],
+      [['--set', 'webhook.certificate.existingSecret=x', '--set', 'webhook.certificate.caBundle=y', '--set', 'webhook.certManager.enabled=true'], /exclude each other/],
+    ] as const) {
+      const r = run(helm, ['template', RELEASE, chart, ...args]);
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, message);
+    }
+    // `helm test` (issue 30 item 6): a read-only Pod of the chart's image, hooks deleted once it passes.
+    const testPod = objs.find((o) => o.kind === 'Pod' && o.metadata.name === `${RELEASE}-test`);
+    assert.equal(testPod?.metadata.annotations?.['helm.sh/hook'], 'test');
+    const testRole = named(objs, 'Role', `${RELEASE}-test`);
+    assert.deepEqual(testRole.rules, [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] }]);
+    assert.equal(template('--set', 'tests.enabled=false').some((o) => o.metadata.annotations?.['helm.sh/hook'] === 'test'), false);
+
     const off = template('--set', 'webhook.enabled=false');
     assert.equal(off.some((o) => o.kind === 'MutatingWebhookConfiguration' || o.metadata.name.endsWith('-webhook')), false);
     assert.ok(podSpecOf(find(off, 'Deployment')).containers[0]?.args.includes('--webhook-addr=off'));

@@ -101,7 +101,7 @@ app.kubernetes.io/part-of: outprobe
 {{- if .Values.webhook.enabled }}
 - --webhook-addr=0.0.0.0:{{ .Values.webhook.port }}
 - --webhook-service={{ include "outprobe.fullname" . }}-webhook
-{{- if .Values.webhook.certManager.enabled }}
+{{- if ne (include "outprobe.webhookCerts" .) "controller" }}
 - --webhook-cert-dir=/etc/outprobe/webhook-tls
 {{- else }}
 - --webhook-secret={{ include "outprobe.fullname" . }}-webhook-tls
@@ -146,4 +146,34 @@ app.kubernetes.io/part-of: outprobe
 - apiGroups: ["outprobe.io"]
   resources: ["probepolicies/status"]
   verbs: ["get", "patch", "update"]
+{{- end }}
+
+{{/*
+Where the webhook's serving certificate comes from: "cert-manager" (webhook.certManager.enabled),
+"existing" (webhook.certificate.existingSecret: brought by the user, caBundle from values), or
+"controller" (the controller creates, rotates and patches it).
+*/}}
+{{- define "outprobe.webhookCerts" -}}
+{{- $existing := .Values.webhook.certificate.existingSecret | default "" -}}
+{{- if and .Values.webhook.certManager.enabled $existing -}}
+{{- fail "webhook.certManager.enabled and webhook.certificate.existingSecret exclude each other: pick one source of the webhook's certificate" -}}
+{{- else if .Values.webhook.certManager.enabled -}}
+cert-manager
+{{- else if $existing -}}
+{{- if not .Values.webhook.certificate.caBundle -}}
+{{- fail "webhook.certificate.existingSecret needs webhook.certificate.caBundle: the base64 PEM of the CA that signed the Secret's tls.crt" -}}
+{{- end -}}
+existing
+{{- else -}}
+controller
+{{- end -}}
+{{- end }}
+
+{{/* The Secret the webhook's certificate is read from (cert-manager's or the user's). */}}
+{{- define "outprobe.webhookSecretName" -}}
+{{- if eq (include "outprobe.webhookCerts" .) "existing" -}}
+{{ .Values.webhook.certificate.existingSecret }}
+{{- else -}}
+{{ include "outprobe.fullname" . }}-webhook-tls
+{{- end -}}
 {{- end }}
