@@ -307,7 +307,7 @@ void describe('charts/outprobe', () => {
     // the /metrics reviews (create tokenreviews and subjectaccessreviews), the metrics-reader role, and get on
     // nodes for their zones (vantage, ADR 0040).
     assert.deepEqual(exec.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`).sort(),
-      [`ClusterRole/${RELEASE}-metrics-auth`, `ClusterRole/${RELEASE}-metrics-reader`, `ClusterRole/${RELEASE}-nodes`, `ClusterRole/${RELEASE}-webhook`, `ClusterRoleBinding/${RELEASE}-metrics-auth`, `ClusterRoleBinding/${RELEASE}-nodes`, `ClusterRoleBinding/${RELEASE}-webhook`]);
+      [`ClusterRole/${RELEASE}-metrics-auth`, `ClusterRole/${RELEASE}-metrics-reader`, `ClusterRole/${RELEASE}-nodes`, `ClusterRole/${RELEASE}-test-${NS}`, `ClusterRole/${RELEASE}-webhook`, `ClusterRoleBinding/${RELEASE}-metrics-auth`, `ClusterRoleBinding/${RELEASE}-nodes`, `ClusterRoleBinding/${RELEASE}-test-${NS}`, `ClusterRoleBinding/${RELEASE}-webhook`]);
     assert.deepEqual(named(exec, 'ClusterRole', `${RELEASE}-nodes`).rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
     const watchRole = exec.find((o) => o.kind === 'Role' && o.metadata.name === RELEASE);
     assert.ok(watchRole !== undefined);
