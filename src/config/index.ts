@@ -54,6 +54,7 @@ const options = {
   'impaired-failing-share': { type: 'string', env: 'OUTPROBE_IMPAIRED_FAILING_SHARE', help: 'Impaired when at least this share (0-1) of its targets fails… (default 0.5)' },
   'impaired-failing-margin': { type: 'string', env: 'OUTPROBE_IMPAIRED_FAILING_MARGIN', help: '…and that share is at least this far (0-1) above the median share of its peers (default 0.3)' },
   'impaired-min-targets': { type: 'string', env: 'OUTPROBE_IMPAIRED_MIN_TARGETS', help: 'Failing shares are compared only between replicas owning at least this many targets (default 10)' },
+  'impaired-min-namespaces': { type: 'string', env: 'OUTPROBE_IMPAIRED_MIN_NAMESPACES', help: '…and its failures span at least this many namespaces, and at least that share of the namespaces it probes: a tenant failing one replica\'s address in its own namespaces cannot make it stand down (default 3)' },
   'impaired-failing-sustain': { type: 'string', env: 'OUTPROBE_IMPAIRED_FAILING_SUSTAIN', help: '…for this many seconds without a break, compared only with peer reports published since (default 10)' },
   'impaired-recover-after': { type: 'string', env: 'OUTPROBE_IMPAIRED_RECOVER_AFTER', help: 'An impaired replica rejoins after reaching a peer (or having none) for this many seconds without a break (default 10)' },
   'kube-api-http2': { type: 'boolean', env: 'OUTPROBE_KUBE_API_HTTP2', help: 'Send API requests (not watches) over HTTP/2, a few shared connections, when the server offers it (default false: HTTP/1.1, at most 64 connections per client; with Node 24.21 a stop with many HTTP/2 requests in flight was seen spinning in node\'s http2 and growing without bound, ADR 0020)' },
@@ -121,6 +122,7 @@ export const configSchema = z.object({
   impairedMinTargets: intFrom(1),
   impairedRecoverAfterMs: seconds(0, 3600),
   impairedFailingSustainMs: seconds(0, 3600),
+  impairedMinNamespaces: intFrom(1),
   secondOpinion: z.enum(['true', 'false']).transform((v) => v === 'true'),
   /** Undefined: never (0 given). @default 30000 */
   secondOpinionUnavailableAfterMs: z.coerce.number().min(0).max(3600).transform((s) => (s === 0 ? undefined : Math.round(s * 1000))),
@@ -335,6 +337,7 @@ function selfCheckConfig(get: (name: keyof typeof options) => string | boolean |
     impairedMinTargets: get('impaired-min-targets') ?? 10,
     impairedRecoverAfterMs: get('impaired-recover-after') ?? 10,
     impairedFailingSustainMs: get('impaired-failing-sustain') ?? 10,
+    impairedMinNamespaces: get('impaired-min-namespaces') ?? 3,
   };
 }
 

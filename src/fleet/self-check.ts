@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.ts';
 import type { Controller, ControllerOptions } from '../controller/index.ts';
 import { systemClock } from '../kernel/index.ts';
-import { SelfCheck, decodeReport, selfCheckReporter } from '../impairment/index.ts';
+import { SelfCheck, decodeReport, selfCheckReporter, tallyTargets } from '../impairment/index.ts';
 import type { PeerView } from '../impairment/index.ts';
 import type { EventRecorder, Logger, Metrics } from '../observability/index.ts';
 import type { ShardMembership } from '../sharding/index.ts';
@@ -33,6 +33,14 @@ function peersOf(sharding: ShardMembership): PeerView[] {
   return out;
 }
 
+/** The owned targets by namespace (the policy's, which is the pod's) and committed failure (ADR 0055). */
+function* ownedTargets(controller: Controller): Generator<{ namespace: string; failing: boolean }> {
+  for (const t of controller.targets.all()) {
+    const slash = t.plan.policy.indexOf('/');
+    yield { namespace: slash < 0 ? '' : t.plan.policy.slice(0, slash), failing: t.state.committed === 'failure' };
+  }
+}
+
 /** Self-partition detection (ADR 0017). */
 export function startSelfCheck(deps: { readonly config: Config; readonly controller: Controller; readonly sharding: ShardMembership | undefined; readonly log: Logger; readonly metrics: Metrics; readonly events: EventRecorder }): SelfCheck | undefined {
   const { config, controller, sharding } = deps;
@@ -45,15 +53,7 @@ export function startSelfCheck(deps: { readonly config: Config; readonly control
     // Peers reach this replica where its pod (or, undeclared, its Lease claim) says: the report carries no address.
     address: undefined,
     peers: () => peersOf(sharding),
-    local: () => {
-      let failing = 0;
-      let targets = 0;
-      for (const t of controller.targets.all()) {
-        targets++;
-        if (t.state.committed === 'failure') failing++;
-      }
-      return { failing, targets };
-    },
+    local: () => tallyTargets(ownedTargets(controller)),
     check: checkPeer,
     thresholds: {
       unreachableAfterMs: config.impairedUnreachableAfterMs,
@@ -62,6 +62,7 @@ export function startSelfCheck(deps: { readonly config: Config; readonly control
       minTargets: config.impairedMinTargets,
       recoverAfterMs: config.impairedRecoverAfterMs,
       failingSustainMs: config.impairedFailingSustainMs,
+      minNamespaces: config.impairedMinNamespaces,
     },
     intervalMs: config.peerCheckIntervalMs,
     timeoutMs: config.peerCheckTimeoutMs,

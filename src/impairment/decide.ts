@@ -19,9 +19,23 @@ export interface ImpairmentThresholds {
    * (ADR 0034). @default 10000
    */
   readonly failingSustainMs: number;
+  /**
+   * …and its failures must span at least this many namespaces (tenants), in
+   * each of which at least `failingShare` of its targets fail, and at least
+   * `failingShare` of the namespaces it probes (ADR 0055): a tenant that
+   * fails one replica's source address in its own namespaces cannot make it
+   * stand down. @default 3
+   */
+  readonly minNamespaces: number;
 }
 
-export const defaultThresholds: ImpairmentThresholds = { unreachableAfterMs: 3000, failingShare: 0.5, failingMargin: 0.3, minTargets: 10, recoverAfterMs: 10_000, failingSustainMs: 10_000 };
+export const defaultThresholds: ImpairmentThresholds = { unreachableAfterMs: 3000, failingShare: 0.5, failingMargin: 0.3, minTargets: 10, recoverAfterMs: 10_000, failingSustainMs: 10_000, minNamespaces: 3 };
+
+/** A replica's owned targets in one namespace: how many, how many fail. */
+export interface NamespaceTally {
+  readonly failing: number;
+  readonly targets: number;
+}
 
 /** A live peer as its Lease shows it. */
 export interface PeerView {
@@ -39,6 +53,8 @@ export interface ImpairmentInput {
   readonly reach: ReachTable;
   readonly failing: number;
   readonly targets: number;
+  /** The same targets per namespace (one entry per namespace it owns targets in; names do not matter). */
+  readonly byNamespace: readonly NamespaceTally[];
   /** Since when its own failing share has stayed at or above `failingShare` (ImpairmentState keeps it); undefined: it is not. */
   readonly failingSince?: number | undefined;
 }
@@ -74,14 +90,38 @@ function unreachable(input: ImpairmentInput, t: ImpairmentThresholds): Verdict {
   return { impaired: true, reason: 'unreachable', message: `no peer answered for ${Math.round(t.unreachableAfterMs / 1000)}s while peers reach each other (${witness.identity} reached ${witness.report.reached.filter((q) => q !== self).join(', ')})` };
 }
 
-/** The own failing share is at or above the floor (with enough targets to compare). */
-export function failingHigh(input: Pick<ImpairmentInput, 'failing' | 'targets'>, t: ImpairmentThresholds): boolean {
-  return input.targets >= t.minTargets && input.failing / input.targets >= t.failingShare;
+/**
+ * How widely its failures spread over tenants (ADR 0055): the namespaces it
+ * owns targets in, and those in which at least `failingShare` of them fail.
+ */
+export function namespaceSpread(byNamespace: readonly NamespaceTally[], t: Pick<ImpairmentThresholds, 'failingShare'>): { readonly namespaces: number; readonly failing: number } {
+  let namespaces = 0;
+  let failing = 0;
+  for (const n of byNamespace) {
+    if (n.targets <= 0) continue;
+    namespaces++;
+    if (n.failing / n.targets >= t.failingShare) failing++;
+  }
+  return { namespaces, failing };
 }
 
 /**
- * (b) Far more failures than its peers: probably its own network, not the
- * pods. Only once its share has stayed high for `failingSustainMs`, and only
+ * The own failing share is at or above the floor (with enough targets to
+ * compare), and spread over enough tenants: at least `minNamespaces`
+ * namespaces fail, and at least `failingShare` of those it probes (ADR 0055).
+ * Whatever a tenant's pods answer is the tenant's to choose, per source
+ * address; only failures across many tenants are the replica's own network.
+ */
+export function failingHigh(input: Pick<ImpairmentInput, 'failing' | 'targets' | 'byNamespace'>, t: ImpairmentThresholds): boolean {
+  if (input.targets < t.minTargets || input.failing / input.targets < t.failingShare) return false;
+  const s = namespaceSpread(input.byNamespace, t);
+  return s.failing >= t.minNamespaces && s.failing >= t.failingShare * s.namespaces;
+}
+
+/**
+ * (b) Far more failures than its peers, across many tenants: probably its
+ * own network, not the pods (a tenant can fail one replica's source address
+ * in its own namespaces, ADR 0055). Only once its share has stayed high for `failingSustainMs`, and only
  * against peer reports published since it went high (ADR 0034): when every
  * replica fails at once, a peer's report from before the failure would make
  * each replica in turn the outlier.
@@ -94,7 +134,8 @@ function failing(input: ImpairmentInput, t: ImpairmentThresholds): Verdict {
   const own = input.failing / input.targets;
   const theirs = median(shares);
   if (own - theirs < t.failingMargin) return { impaired: false };
-  return { impaired: true, reason: 'failing', message: `${pct(own)} of its ${input.targets} targets fail (for ${Math.round((input.now - since) / 1000)}s), its peers' median is ${pct(theirs)}` };
+  const spread = namespaceSpread(input.byNamespace, t);
+  return { impaired: true, reason: 'failing', message: `${pct(own)} of its ${input.targets} targets fail (for ${Math.round((input.now - since) / 1000)}s), in ${spread.failing} of its ${spread.namespaces} namespaces, its peers' median is ${pct(theirs)}` };
 }
 
 /** Should a healthy replica declare itself impaired now? */

@@ -5,8 +5,10 @@
  * impaired, stops acting and gives its pods away. Pure core (decide, state,
  * reach, the Lease annotation) and one I/O loop (SelfCheck).
  */
-export { defaultThresholds, impairedNow, reachesPeers } from './decide.ts';
-export type { ImpairmentInput, ImpairmentThresholds, PeerView, Verdict } from './decide.ts';
+export { defaultThresholds, impairedNow, namespaceSpread, reachesPeers } from './decide.ts';
+export type { ImpairmentInput, ImpairmentThresholds, NamespaceTally, PeerView, Verdict } from './decide.ts';
+export { tallyTargets } from './tally.ts';
+export type { LocalTally } from './tally.ts';
 export { ReachTable } from './reach.ts';
 export type { PeerReach } from './reach.ts';
 export { decodeReport, encodeReport, maxReached } from './report-annotation.ts';

@@ -4,6 +4,7 @@ import type { ImpairmentThresholds, PeerView } from './decide.ts';
 import { ReachTable } from './reach.ts';
 import type { PeerReport } from './report-annotation.ts';
 import { ImpairmentState } from './state.ts';
+import type { LocalTally } from './tally.ts';
 import type { Change } from './state.ts';
 
 /** GET http://<address>/healthz; true on a 2xx. Never throws (a refused or timed-out check is false). */
@@ -21,8 +22,8 @@ export interface SelfCheckOptions {
   readonly address: string | undefined;
   /** Live peers as their shard Leases show them (this replica excluded). */
   readonly peers: () => readonly PeerView[];
-  /** This replica's owned targets and how many of them fail. */
-  readonly local: () => { readonly failing: number; readonly targets: number };
+  /** This replica's owned targets and how many of them fail, in total and per namespace (`tallyTargets`). */
+  readonly local: () => LocalTally;
   readonly check: PeerCheck;
   readonly thresholds?: Partial<ImpairmentThresholds>;
   /** @default 1000 */
@@ -86,8 +87,8 @@ export class SelfCheck {
     }));
     const now = clock.now();
     this.#o.observe?.({ type: 'peers', peers: this.#peers.length, reached: this.#reach.reachedWithin(now, this.#t.unreachableAfterMs).length });
-    const { failing, targets } = this.#o.local();
-    const change = this.#state.step({ now, self: this.#o.identity, peers: this.#peers, reach: this.#reach, failing, targets });
+    const { failing, targets, byNamespace } = this.#o.local();
+    const change = this.#state.step({ now, self: this.#o.identity, peers: this.#peers, reach: this.#reach, failing, targets, byNamespace });
     if (change !== undefined) this.#o.observe?.(change);
     return change;
   }

@@ -22,7 +22,7 @@ function replica(clock: FakeClock, peerList: () => PeerView[] = () => peers) {
     identity: 'r1',
     address: 'r1:1',
     peers: peerList,
-    local: () => ({ failing: 0, targets: 50 }),
+    local: () => ({ failing: 0, targets: 50, byNamespace: [{ failing: 0, targets: 50 }] }),
     check: () => Promise.resolve(net.up),
     observe: (e) => events.push(e),
   });
