@@ -10,10 +10,10 @@ import type { Probers } from './controller/index.ts';
 import { systemClock, systemRandom } from './kernel/index.ts';
 import { KubeClient, loadConnection } from './kube/index.ts';
 import { WriteQueue } from './writeback/index.ts';
-import { EventRecorder, Metrics, createLogger, startObservabilityServer } from './observability/index.ts';
+import { EventRecorder, Metrics, createLogger, startObservabilityServer, watchHeadBudget } from './observability/index.ts';
 import type { Logger } from './observability/index.ts';
 import { ShutdownStages, watchShutdown } from './observability/index.ts';
-import { EventLoopMonitor, createExecProber, createGrpcProber, createHttpProber, tcpProbe } from './probing/index.ts';
+import { EventLoopMonitor, createExecProber, createGrpcProber, createHttpProber, sharedHeadBudget, tcpProbe } from './probing/index.ts';
 import { encodeReport, peerAnnotation } from './impairment/index.ts';
 import type { SelfCheck } from './impairment/index.ts';
 import { fleetSummary, guardOptions, metricsAuthFor, runSelfCheck, shardingHooks, startDebugEndpoint, startPeerChannel, startSelfCheck, startSharding } from './fleet/index.ts';
@@ -103,6 +103,7 @@ async function main(): Promise<number> {
   const config = loaded.config;
   const log = createLogger({ level: config.logLevel });
   const metrics = new Metrics();
+  watchHeadBudget(metrics.registry, sharedHeadBudget);
   const client = new KubeClient({
     connection: loadConnection({ kubeconfig: config.kubeconfig, context: config.context }),
     clock: systemClock,

@@ -7,6 +7,8 @@
 export { boundFields, createLogger, logLevels, silentLogger } from './logger.ts';
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.ts';
 export { Metrics } from './metrics.ts';
+export { watchHeadBudget } from './head-budget-metrics.ts';
+export type { HeadBudgetSource } from './head-budget-metrics.ts';
 export { PeerMetrics } from './peer-metrics.ts';
 export type { AdmissionLane, AdmissionResult, GuardedEndpoint, SecondOpinionErrorReason } from './peer-metrics.ts';
 export type {

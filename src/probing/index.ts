@@ -4,6 +4,7 @@
  * with bounded concurrency, shared fairly between namespaces and policies.
  */
 export { createHttpProber, maxBodyBytes, maxRedirects, ProbeDispatcher } from './http/index.ts';
+export { HeadBudget, sharedHeadBudget } from './head-budget/index.ts';
 export type { HttpProber, HttpProberOptions } from './http/index.ts';
 export { createGrpcProber, formatGoDuration } from './grpc/index.ts';
 export type { GrpcProber } from './grpc/index.ts';

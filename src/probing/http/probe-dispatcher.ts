@@ -228,6 +228,7 @@ class Exchange implements Dispatcher.DispatchController {
 
   #settle(): void {
     this.#finished = true;
+    this.#parser.release();
     clearTimeout(this.#timer);
     this.#h2?.close();
     this.#socket?.destroy();

@@ -180,6 +180,7 @@ export class RawHttpExchange {
 
   #settle(result: HopResult): void {
     this.#settled = true;
+    this.#parser.release();
     const handle = this.#handle;
     if (handle !== undefined) {
       this.#handle = undefined;

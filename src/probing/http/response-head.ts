@@ -104,7 +104,9 @@ export class MimeReader {
     const name = key.toLowerCase();
     const v = value.replace(/^[ \t]+/, '');
     const prior = this.headers[name];
-    this.headers[name] = prior === undefined ? v : Array.isArray(prior) ? [...prior, v] : [prior, v];
+    if (prior === undefined) this.headers[name] = v;
+    else if (Array.isArray(prior)) prior.push(v); // in place: a copy per repeat is quadratic in a hostile head's lines
+    else this.headers[name] = [prior, v];
   }
 }
 

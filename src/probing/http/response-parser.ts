@@ -6,6 +6,8 @@
  * (`net/http: HTTP/1.x transport connection broken: …`) and reports body
  * errors bare, as the kubelet does for a failed body read.
  */
+import { sharedHeadBudget } from '../head-budget/index.ts';
+import type { HeadBudget, HeadLease } from '../head-budget/index.ts';
 import { ChunkedDecoder } from './chunked.ts';
 import { bodyMode, MimeReader, ParseError, parseStatusLine } from './response-head.ts';
 import type { BodyMode, StatusLine } from './response-head.ts';
@@ -33,6 +35,13 @@ const noBytes = Buffer.alloc(0);
 /** Go's Transport default MaxResponseHeaderBytes (the kubelet's transport leaves it unset). */
 export const maxHeaderBytes = 10 << 20;
 
+/**
+ * What a parsed header line costs beyond its bytes (its strings and its slot
+ * in the header map), counted against the head budget: 10 MiB of `a:b` lines
+ * are 2.6 million lines, far more memory than bytes.
+ */
+export const headLineCost = 64;
+
 export class ResponseParser {
   readonly #sink: ParserSink;
   #buffer: Buffer = noBytes;
@@ -47,9 +56,23 @@ export class ResponseParser {
   #body: BodyMode = { kind: 'none' };
   /** Made when a chunked body starts (most probe responses have a Content-Length). */
   #chunked: ChunkedDecoder | undefined;
+  /** Head lines parsed so far (their cost counts, headLineCost). */
+  #lines = 0;
+  readonly #budget: HeadBudget;
+  /** Drawn from the shared head budget once the head outgrows a probe's free bytes (ADR 0056). */
+  #lease: HeadLease | undefined;
 
-  constructor(sink: ParserSink) {
+  constructor(sink: ParserSink, budget: HeadBudget = sharedHeadBudget) {
     this.#sink = sink;
+    this.#budget = budget;
+  }
+
+  /**
+   * Gives the head's bytes back to the shared budget: the exchange calls it
+   * when it ends, however it ends (the parsed headers live until then).
+   */
+  release(): void {
+    this.#lease?.release();
   }
 
   get done(): boolean {
@@ -67,10 +90,14 @@ export class ResponseParser {
       this.#partial.push(data);
       this.#partialBytes += data.length;
       this.#checkHeadLimit(0);
+      this.#checkBudget();
       return;
     }
     this.#append(data);
-    if (this.#state === 'head') this.#parseHeads(false);
+    if (this.#state === 'head') {
+      this.#parseHeads(false);
+      this.#checkBudget();
+    }
     if (this.#state === 'body') this.#parseBody();
   }
 
@@ -126,6 +153,21 @@ export class ResponseParser {
     }
   }
 
+  /**
+   * The head held so far (bytes read, and what its parsed lines cost) must fit
+   * in a probe's free bytes plus what the shared budget can give; otherwise
+   * the probe fails as a head over Go's limit does, with the limit it had.
+   */
+  #checkBudget(): void {
+    const held = this.#headBytes + this.#buffer.length + this.#partialBytes + this.#lines * headLineCost;
+    if (held <= this.#budget.freeBytesPerProbe) return;
+    this.#lease ??= this.#budget.lease();
+    if (this.#lease.hold(held)) return;
+    const limit = this.#budget.freeBytesPerProbe + this.#lease.charged + this.#budget.capacityBytes - this.#budget.heldBytes;
+    this.#lease.release();
+    throw new ParseError(`net/http: server response headers exceeded ${limit} bytes; aborted (outprobe's response-head budget of ${this.#budget.capacityBytes} bytes for probes in flight is spent)`);
+  }
+
   #parseHeads(atEof: boolean): void {
     while (this.#state === 'head') {
       const eol = this.#buffer.indexOf(0x0a);
@@ -139,6 +181,9 @@ export class ResponseParser {
       if (eol >= 0 && line.endsWith('\r')) line = line.slice(0, -1);
       this.#buffer = this.#buffer.subarray(used);
       this.#headBytes += used;
+      this.#lines++;
+      // Per line, not per read: a 64 KiB read of tiny lines is thousands of them to parse.
+      if (this.#headBytes + this.#lines * headLineCost > this.#budget.freeBytesPerProbe) this.#checkBudget();
       this.#headLine(line);
     }
   }
@@ -224,6 +269,7 @@ export class ResponseParser {
 
   #finish(): void {
     this.#state = 'done';
+    this.#lease?.release();
     this.#sink.onEnd();
   }
 }
