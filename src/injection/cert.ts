@@ -26,17 +26,37 @@ function extension(id: string, critical: boolean, value: Buffer): Buffer {
   return critical ? sequence(oid(id), boolean(true), octetString(value)) : sequence(oid(id), octetString(value));
 }
 
-function ipBytes(ip: string): Buffer {
-  if (isIP(ip) === 4) return Buffer.from(ip.split('.').map(Number));
-  // Expand "::" and write the eight 16-bit groups.
-  const [head = '', tail] = ip.split('::');
+/**
+ * An IP address as subjectAltName carries it: 4 bytes for IPv4, 16 for IPv6,
+ * an embedded IPv4 tail (`::ffff:10.1.2.3`, `64:ff9b::10.1.2.3`) included as
+ * its last 4 bytes. Throws for anything else (a zone, `fe80::1%eth0`, has no
+ * place in a certificate).
+ */
+export function ipBytes(ip: string): Buffer {
+  const kind = isIP(ip);
+  if (kind === 4) return Buffer.from(ip.split('.').map(Number));
+  if (kind !== 6 || ip.includes('%')) throw new Error(`not an IP address for a certificate: ${ip}`);
+  let text = ip;
+  const tail: number[] = [];
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4 !== null) {
+    tail.push(...v4.slice(1).map(Number));
+    text = text.slice(0, v4.index);
+    if (text.endsWith(':') && !text.endsWith('::')) text = text.slice(0, -1);
+  }
+  // Expand "::" and write the 16-bit groups (six of them before an IPv4 tail, else eight).
+  const want = tail.length === 0 ? 8 : 6;
+  const [head = '', rest] = text.split('::');
   const h = head === '' ? [] : head.split(':');
-  const t = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  return Buffer.from(groups.flatMap((g) => {
-    const v = parseInt(g, 16);
-    return [v >> 8, v & 0xff];
-  }));
+  const t = rest === undefined || rest === '' ? [] : rest.split(':');
+  const groups = rest === undefined ? h : [...h, ...Array<string>(want - h.length - t.length).fill('0'), ...t];
+  return Buffer.from([
+    ...groups.flatMap((g) => {
+      const v = parseInt(g, 16);
+      return [v >> 8, v & 0xff];
+    }),
+    ...tail,
+  ]);
 }
 
 function subjectAltName(names: readonly string[]): Buffer {

@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { issueCertificate, keyMatches } from './cert.ts';
+import { isIP } from 'node:net';
+import { ipBytes, issueCertificate, keyMatches } from './cert.ts';
 import type { KeyPair } from './cert.ts';
 
 /** What the webhook Secret holds (its data keys: ca.crt, ca.key, tls.crt, tls.key). */
@@ -47,9 +48,20 @@ function splitBundle(bundle: string): X509Certificate[] {
   return (bundle.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? []).flatMap((p) => parse(p) ?? []);
 }
 
+/** A name compared by what it means: an IP by its bytes (every spelling of an IPv6 address alike), a DNS name case-insensitively. */
+function canonicalName(n: string): string {
+  if (isIP(n) === 0) return `DNS:${n.toLowerCase()}`;
+  try {
+    return `IP:${ipBytes(n).toString('hex')}`;
+  } catch {
+    return `?:${n}`;
+  }
+}
+
+/** The serving certificate carries exactly these names (Node prints IPv6 SANs expanded, in capitals). */
 const sameNames = (cert: X509Certificate, names: readonly string[]): boolean => {
-  const have = (cert.subjectAltName ?? '').split(', ').map((n) => n.replace(/^(DNS|IP Address):/, '')).sort();
-  const want = names.map((n) => (n === '::1' ? '0:0:0:0:0:0:0:1' : n)).sort();
+  const have = [...new Set((cert.subjectAltName ?? '').split(', ').filter((n) => n !== '').map((n) => canonicalName(n.replace(/^(DNS|IP Address):/, ''))))].sort();
+  const want = [...new Set(names.map(canonicalName))].sort();
   return have.length === want.length && have.every((n, i) => n === want[i]);
 };
 

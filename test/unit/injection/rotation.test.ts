@@ -71,3 +71,22 @@ void describe('webhook certificate rotation', () => {
     assert.equal(rotationAction(c, t0 + 31 * day, o), 'create');
   });
 });
+
+void describe('certificate names (issue 27 finding 8)', () => {
+  void it('an IPv4-mapped IPv6 SAN is encoded as its 16 bytes (it was 14: the dotted tail parsed as one hex group)', () => {
+    const c = applyRotation('create', undefined, t0, { ...o, names: ['outprobe-webhook.outprobe.svc', '::ffff:10.1.2.3', '64:ff9b::192.0.2.33'] });
+    assert.ok(c !== undefined);
+    const serving = new X509Certificate(c.serving.cert);
+    assert.equal(serving.subjectAltName, 'DNS:outprobe-webhook.outprobe.svc, IP Address:0:0:0:0:0:FFFF:A01:203, IP Address:64:FF9B:0:0:0:0:C000:221');
+    assert.equal(rotationAction(c, t0 + day, { ...o, names: ['outprobe-webhook.outprobe.svc', '::ffff:a01:203', '64:ff9b::c000:221'] }), 'keep', 'the same addresses spelt otherwise');
+  });
+
+  void it('IPv6 names compare by address, not spelling: a certificate for fd00::5 is kept, not re-issued on every step', () => {
+    const names = ['outprobe-webhook.outprobe.svc', 'fd00::5', '::1'];
+    const c = applyRotation('create', undefined, t0, { ...o, names });
+    assert.ok(c !== undefined);
+    assert.equal(rotationAction(c, t0 + day, { ...o, names }), 'keep');
+    assert.equal(rotationAction(c, t0 + day, { ...o, names: ['outprobe-webhook.outprobe.svc', 'FD00:0:0:0::5', '0:0:0:0:0:0:0:1'] }), 'keep');
+    assert.equal(rotationAction(c, t0 + day, { ...o, names: ['outprobe-webhook.outprobe.svc', 'fd00::6', '::1'] }), 'renew-serving', 'another address is another name');
+  });
+});
