@@ -1,4 +1,4 @@
-import { conditionTypePrefix, livenessActions, panicExitMarginPercent, policyDefaults, policyModes, selectorOperators, vantageSpreads } from './defaults.ts';
+import { conditionTypePrefix, livenessActions, maxVantageCount, panicExitMarginPercent, policyDefaults, policyModes, selectorOperators, vantageDecisions, vantageSpreads } from './defaults.ts';
 import { celRegex, int32, int64, obj, probeSchema, str, withRules } from './crd-probe.ts';
 import type { CelRule, JsonSchema } from './crd-probe.ts';
 import { maxPrefixLength, messages, patterns, reservedConditionTypes } from './rules.ts';
@@ -124,6 +124,20 @@ const vantageSchema = obj(
         { enum: [...vantageSpreads], default: policyDefaults.vantageSpread },
       ),
       [{ rule: `self in [${vantageSpreads.map((s) => `'${s}'`).join(', ')}]`, message: 'vantage.spread must be node, zone or any' }],
+    ),
+    count: withRules(
+      int32(
+        `How many replicas probe each selected pod, each from its own vantage under spread and each with the kubelet's state machine on its own probes (1 to ${maxVantageCount}, ADR 0058). The first eligible replica writes the gate from the combined verdict; the others report theirs to it over the peer channel. With fewer eligible replicas than count, the verdict is taken from those there are (count 2 with one eligible replica is count 1).`,
+        { default: policyDefaults.vantageCount, minimum: 1, maximum: maxVantageCount },
+      ),
+      [{ rule: `self >= 1 && self <= ${maxVantageCount}`, message: `vantage.count must be 1 to ${maxVantageCount}` }],
+    ),
+    decision: withRules(
+      str(
+        "How the vantages' verdicts make the readiness gate when count > 1: quorum (default): False only when a majority of the pod's vantages have crossed failureThreshold (with count 2, both); all: False only when every vantage fails; any: False when any vantage fails. A vantage that has reported nothing lately abstains.",
+        { enum: [...vantageDecisions], default: policyDefaults.vantageDecision },
+      ),
+      [{ rule: `self in [${vantageDecisions.map((s) => `'${s}'`).join(', ')}]`, message: 'vantage.decision must be quorum, all or any' }],
     ),
   },
   { default: {} },

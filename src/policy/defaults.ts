@@ -41,6 +41,12 @@ export type HttpScheme = (typeof httpSchemes)[number];
 export const vantageSpreads = ['node', 'zone', 'any'] as const;
 export type VantageSpread = (typeof vantageSpreads)[number];
 
+/** How several vantages' verdicts on one pod make its gate (ADR 0058). */
+export const vantageDecisions = ['quorum', 'all', 'any'] as const;
+export type VantageDecision = (typeof vantageDecisions)[number];
+/** The most vantages a policy may ask for per pod. */
+export const maxVantageCount = 3;
+
 export const selectorOperators = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 export type SelectorOperator = (typeof selectorOperators)[number];
 
@@ -61,6 +67,10 @@ export const policyDefaults = {
   secondOpinion: true,
   /** Never probe a pod from its own node (ADR 0040). */
   vantageSpread: 'node',
+  /** One vantage per pod (ADR 0058). */
+  vantageCount: 1,
+  /** False only when a majority of a pod's vantages fail (ADR 0058). */
+  vantageDecision: 'quorum',
   /** Inject the readiness gate only in namespaces labelled for it, unless a policy asks (ADR 0021). */
   injectGate: false,
 } as const satisfies {
@@ -71,6 +81,8 @@ export const policyDefaults = {
   maxUnreadyPercent: number;
   secondOpinion: boolean;
   vantageSpread: VantageSpread;
+  vantageCount: number;
+  vantageDecision: VantageDecision;
   injectGate: boolean;
 };
 

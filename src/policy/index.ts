@@ -15,10 +15,12 @@ export {
   policyModes,
   probeDefaults,
   probeTimingFields,
+  maxVantageCount,
   selectorOperators,
+  vantageDecisions,
   vantageSpreads,
 } from './defaults.ts';
-export type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator, VantageSpread } from './defaults.ts';
+export type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator, VantageDecision, VantageSpread } from './defaults.ts';
 export { isContainerProbeRef, resolveContainerProbe } from './from-container.ts';
 export type { ContainerProbeProblem, ContainerProbeResolution } from './from-container.ts';
 export { formatIssue, policyIssueCodes } from './issues.ts';

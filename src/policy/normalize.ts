@@ -43,7 +43,7 @@ export function toProbePolicy(parsed: ParsedPolicy): ProbePolicy {
       startup: startup === undefined ? null : { container: startup.container ?? null, probe: toPolicyProbe(startup.probe) },
       remediation: spec.remediation,
       secondOpinion: spec.secondOpinion,
-      vantage: { spread: spec.vantage.spread },
+      vantage: { spread: spec.vantage.spread, count: spec.vantage.count, decision: spec.vantage.decision },
     },
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { livenessActions, policyDefaults, policyModes, selectorOperators, vantageSpreads } from './defaults.ts';
+import { livenessActions, maxVantageCount, policyDefaults, policyModes, selectorOperators, vantageDecisions, vantageSpreads } from './defaults.ts';
 import { coded } from './issues.ts';
 import {
   isDnsLabel,
@@ -151,7 +151,13 @@ export const specSchema = z
     startup: startupSchema.optional(),
     remediation: remediationSchema.prefault({}),
     secondOpinion: z.boolean().default(policyDefaults.secondOpinion),
-    vantage: z.object({ spread: z.enum(vantageSpreads).default(policyDefaults.vantageSpread) }).prefault({}),
+    vantage: z
+      .object({
+        spread: z.enum(vantageSpreads).default(policyDefaults.vantageSpread),
+        count: z.number().int().min(1).max(maxVantageCount).default(policyDefaults.vantageCount),
+        decision: z.enum(vantageDecisions).default(policyDefaults.vantageDecision),
+      })
+      .prefault({}),
   })
   .superRefine((spec, ctx) => {
     if (spec.readiness === undefined && spec.liveness === undefined && spec.startup === undefined) {

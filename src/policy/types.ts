@@ -1,4 +1,4 @@
-import type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator, VantageSpread } from './defaults.ts';
+import type { ContainerProbeField, HttpScheme, LivenessAction, PolicyMode, ProbeTimingField, SelectorOperator, VantageDecision, VantageSpread } from './defaults.ts';
 
 /**
  * A ProbePolicy after validation and defaulting: what the rest of the
@@ -47,6 +47,13 @@ export interface ProbePolicySpec {
 
 export interface VantageSpec {
   readonly spread: VantageSpread;
+  /**
+   * How many replicas probe each pod, each from its own vantage (ADR 0058);
+   * absent counts as 1. @default 1
+   */
+  readonly count?: number;
+  /** How their verdicts make the gate: `quorum` (a majority failing), `all`, `any`. @default 'quorum' */
+  readonly decision?: VantageDecision;
 }
 
 export interface LabelSelector {
