@@ -126,7 +126,7 @@ void describe('validatePolicy: the valid table', () => {
       startup: null,
       remediation: { maxUnavailable: 1, haltAbovePercentFailing: 50 },
       secondOpinion: true,
-      vantage: { spread: 'node' },
+      vantage: { spread: 'node', count: 1, decision: 'quorum' },
     });
   });
 
