@@ -163,6 +163,11 @@ export class ShardMembership {
     return this.#members !== undefined && this.#members.length > 0 && this.#vantage.assignment(pod).kind === 'none';
   }
 
+  /** The pod's vantages, owner first, up to `count` (ADR 0058); none before this replica joined. */
+  vantages(pod: Pod, count: number): string[] {
+    return this.#members === undefined ? [] : this.#vantage.vantages(pod, count);
+  }
+
   /** Peers (identities) to ask for a second opinion on the pod, best first: the eligible ones only (ADR 0040). */
   secondOpinionOrder(podUid: string, candidates: readonly string[]): string[] {
     return this.#vantage.secondOpinionOrder(podUid, candidates);

@@ -12,3 +12,5 @@ export type { ProvenPlace, VantageSource } from './ownership.ts';
 export { podSpread } from './spread.ts';
 export { NodeZones, zoneLabel } from './zones.ts';
 export type { NodeZonesOptions } from './zones.ts';
+export { combine, vantagesOf } from './several.ts';
+export type { Verdict } from './several.ts';

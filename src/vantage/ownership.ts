@@ -1,6 +1,7 @@
 import type { Pod } from '../kube/index.ts';
 import { owner, ranked } from '../sharding/rendezvous.ts';
 import { assign, secondOpinionOrder } from './eligible.ts';
+import { vantagesOf } from './several.ts';
 import type { Assignment, PodPlace, Spread, VantageMember } from './eligible.ts';
 
 /** What ownership needs to know beyond the members: each pod's spread and each node's zone. */
@@ -111,6 +112,17 @@ export class VantageOwnership {
     const list = members.map((id) => this.#known.get(id) ?? { identity: id, node: undefined, zone: undefined });
     const a = assign(list, uid, hit.place, hit.spread);
     return a.kind === 'owner' ? a.identity : a.keeper;
+  }
+
+  /**
+   * The pod's vantages, owner first (ADR 0058): up to `count` eligible
+   * members. Without a source, plain rendezvous order over every member.
+   */
+  vantages(pod: Pod, count: number): string[] {
+    if (this.#source === undefined) return ranked(this.#members.map((m) => m.identity), pod.uid).slice(0, count);
+    if (this.assignment(pod).kind === 'none') return [];
+    const hit = this.#cache.get(pod.uid);
+    return hit === undefined ? [] : vantagesOf(this.#members, pod.uid, hit.place, hit.spread, count);
   }
 
   /** The peers to ask for a second opinion on the pod, best first: eligible ones only (never the pod's own node). */
