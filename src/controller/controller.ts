@@ -24,6 +24,10 @@ import type { FleetMembers } from './fleet-gates.ts';
 import type { Probers } from './runner.ts';
 import { StatusWriter } from './status-writer.ts';
 import { NoVantageKeeper, blindHook, noVantageKeeper, stampVantage } from './no-vantage.ts';
+import { severalVantages } from './several-vantages.ts';
+import type { SeveralVantages } from './several-vantages.ts';
+import type { SeveralVantagesOptions } from './several-vantages.ts';
+import type { ReportBatch } from '../vantage/index.ts';
 
 export interface ControllerOptions {
   readonly client: KubeClient;
@@ -119,6 +123,8 @@ export interface ControllerOptions {
    * the gate messages ("node n1 (zone a)"). @default none
    */
   readonly vantage?: { noVantage(pod: Pod): boolean; here(): string | undefined };
+  /** Several vantages per pod (`spec.vantage.count` > 1, ADR 0058): who they are and where reports go. @default none: count is 1 everywhere */
+  readonly several?: SeveralVantagesOptions;
 }
 
 /** The per-policy numbers only the replica that probes a pod knows. */
@@ -194,6 +200,7 @@ export class Controller {
   readonly #noVantage: NoVantageKeeper | undefined;
   /** The guards every gate write passes before it is sent, and why a held one waits. */
   readonly guards: GateGuards;
+  readonly #several: SeveralVantages | undefined;
 
   constructor(options: ControllerOptions) {
     this.#o = options;
@@ -212,6 +219,7 @@ export class Controller {
       policies: this.policies,
       confirmedSince: options.confirmedSince,
       secondOpinion: options.secondOpinion,
+      backed: (c, uid) => this.#several?.backed(c, uid) === true,
       onPeerHeld: () => options.onHeld?.('gate_false'),
     });
     this.gates = new GateWriter({
@@ -259,11 +267,15 @@ export class Controller {
       onSignal: (s) => observe(reflectorEvent('probepolicies', s)),
     });
     this.#noVantage = noVantageKeeper(options.vantage, { clock, observe, gates: this.gates, pods: this.pods.store });
+    this.#several = severalVantages(options.several, {
+      clock, identity: options.identity, scheduler: this.scheduler, probers: options.probers, guard: this.#addressGuard, stall: options.stallGuard,
+      policies: this.policies, pods: this.pods.store, gates: this.gates, owns: options.owns, ownTarget: (uid, type) => this.targets.readinessTarget(uid, type),
+    });
     this.targets = new TargetSet({
       clock,
       observe,
       scheduler: this.scheduler,
-      gates: this.gates,
+      gates: this.#several === undefined ? this.gates : this.#several.gates(),
       guard: this.#addressGuard,
       probers: options.probers,
       policies: this.policies,
@@ -341,6 +353,7 @@ export class Controller {
     this.release.orphans();
     this.targets.panicStep();
     this.remediator.step();
+    this.#several?.step();
     const now = this.#o.clock.now();
     if (now - this.#lastStatusAt >= (this.#o.statusIntervalMs ?? 2000)) {
       this.#lastStatusAt = now;
@@ -387,6 +400,11 @@ export class Controller {
   secondOpinion(req: SecondOpinionRequest, signal: AbortSignal): Promise<SecondOpinionAnswer> {
     const { probers, stallGuard } = this.#o;
     return answerSecondOpinion(req, { policies: this.policies, pods: () => this.pods.store.values(), probers, guard: this.#addressGuard, stall: stallGuard }, signal);
+  }
+
+  /** Verdicts of other vantages on this replica's pods (the peer endpoint, ADR 0058); ignored without several vantages. */
+  vantageReports(batch: ReportBatch): void {
+    this.#several?.accept(batch);
   }
 
   /** Re-plans every pod, e.g. after shard membership changed: gained pods get targets, lost ones lose them. */

@@ -23,6 +23,8 @@ export interface GateGuardDeps {
   readonly confirmedSince?: ((since: number) => boolean) | undefined;
   /** The second opinion (ADR 0018). @default always */
   readonly secondOpinion?: { confirm(question: Question): boolean } | undefined;
+  /** A False another vantage's failure backs (ADR 0058): it needs no second opinion. @default never */
+  readonly backed?: ((condition: GateCondition, podUid: string) => boolean) | undefined;
   /** Once per False write the peer guard holds back (its metric). */
   readonly onPeerHeld?: (() => void) | undefined;
 }
@@ -91,6 +93,8 @@ export class GateGuards {
       this.#byPeerGuard = true;
       return { reason: 'peer write guard: the failure is newer than the last time this replica saw its peers reach their pods (ADR 0017)', guard: 'peer-guard' };
     }
+    // Another vantage's failure backs it (ADR 0058): the second opinion is already in.
+    if (this.#d.backed?.(c, ctx.pod.uid) === true) return null;
     const so = this.#d.secondOpinion;
     if (so === undefined || gateSecondOpinion(so, { targets: this.#d.targets(), policies: this.#d.policies }, { condition: c, since, ctx })) return null;
     return { reason: 'second opinion: asked another replica to probe the pod from its vantage; waiting for it to agree (ADR 0018)', guard: 'second-opinion' };

@@ -3,7 +3,8 @@ import type { Controller } from '../controller/index.ts';
 import { systemClock, systemRandom } from '../kernel/index.ts';
 import { KubeClient, reviewSelf, reviewToken } from '../kube/index.ts';
 import type { EventRecorder, Logger, Metrics, ReviewLane } from '../observability/index.ts';
-import { PeerAuth, PeerTokenFile, peerAudience, peerIdentity, serviceAccountUser, startPeerServer } from '../peer/index.ts';
+import { PeerAuth, PeerTokenFile, peerAudience, peerIdentity, plainAddress, serviceAccountUser, startPeerServer } from '../peer/index.ts';
+import { vantageReportEndpoint, vantageReportPath } from '../vantage/index.ts';
 import type { PeerHandler, PeerReview, PeerServer } from '../peer/index.ts';
 import { SecondOpinionGuard, httpAskPeer, secondOpinionEndpoint, secondOpinionPath, secondOpinionReporter } from '../secondopinion/index.ts';
 import type { Sharding } from './sharding.ts';
@@ -91,8 +92,14 @@ export async function startPeerChannel(deps: Deps): Promise<PeerChannel> {
   if (!config.sharding) return { guard: undefined, mode: config.secondOpinion ? 'answering only' : 'off', port: undefined, close: () => Promise.resolve() };
   const clients = laneClients(deps);
   const routes = new Map<string, PeerHandler>();
+  const auth = peerAuth(deps, clients);
+  // Several vantages report their verdicts to a pod's owner (ADR 0058); the sender must be the member at its address.
+  routes.set(vantageReportPath, vantageReportEndpoint({
+    authorize: (a, from) => auth.authorize(a, from),
+    isFrom: (from, address) => deps.sharding()?.sharding.peers().some((m) => m.identity === from && m.podIP === plainAddress(address)) ?? false,
+    accept: (batch) => deps.controller().vantageReports(batch),
+  }));
   if (config.secondOpinion) {
-    const auth = peerAuth(deps, clients);
     routes.set(secondOpinionPath, secondOpinionEndpoint({ authorize: (a, from) => auth.authorize(a, from), answer: (req, signal) => deps.controller().secondOpinion(req, signal) }));
   }
   const server: PeerServer = await startPeerServer({ host: config.peerHost, port: config.peerPort, routes });

@@ -10,8 +10,9 @@ import { LedgerStore } from '../writeback/index.ts';
 import type { MemberClaim } from '../sharding/index.ts';
 import type { Pod } from '../kube/index.ts';
 import type { ProbePolicy } from '../policy/index.ts';
-import { NodeZones, podSpread, vantageText } from '../vantage/index.ts';
+import { NodeZones, ReportSender, httpSendBatch, podSpread, vantageText } from '../vantage/index.ts';
 import type { FleetView } from '../explain/index.ts';
+import { PeerTokenFile } from '../peer/index.ts';
 
 export interface Sharding {
   readonly sharding: ShardMembership;
@@ -125,7 +126,7 @@ export function shardingHooks(
   shard: Sharding | undefined,
   config: Config,
   ledger?: { readonly client: KubeClient; readonly log: Logger; readonly stall?: { stalledWithin(ms: number): boolean } },
-): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs' | 'vantage' | 'fleet' | 'fleetRemediation'> {
+): Pick<ControllerOptions, 'owns' | 'gainedAt' | 'mayRemediate' | 'writesStatus' | 'aggregate' | 'fleetLive' | 'orphanAfterMs' | 'vantage' | 'several' | 'fleet' | 'fleetRemediation'> {
   if (shard === undefined) return {};
   const { sharding } = shard;
   const hooks = {
@@ -141,6 +142,7 @@ export function shardingHooks(
     fleetLive: () => (sharding.members?.length ?? 0) > 0 || sharding.peerLeases().length > 0,
     orphanAfterMs: orphanBoundMs(config.leaseDurationMs),
     fleet: { members: () => sharding.members, owner: (members: readonly string[], uid: string) => sharding.responsibleAmong(members, uid) },
+    ...severalVantages(sharding, config),
   };
   if (ledger === undefined) return hooks;
   const { client, log, stall } = ledger;
@@ -187,6 +189,25 @@ export function fleetView(shard: Sharding | undefined, config: Config): FleetVie
     noVantage: (pod: Pod) => s?.noVantage(pod) ?? false,
     standingDown: () => s?.standingDown ?? false,
   };
+}
+
+/**
+ * Several vantages per pod (ADR 0058): a pod's vantages from membership, and
+ * the sender of this replica's verdicts to their owners over the peer
+ * channel, with its peer token (ADR 0037). Without a peer token file a
+ * replica cannot report: it is no other vantage (`count` > 1 policies are
+ * judged by the vantages that can).
+ */
+function severalVantages(sharding: Sharding['sharding'], config: Config): Pick<ControllerOptions, 'several'> {
+  const file = config.peerTokenFile;
+  if (file === undefined) return {};
+  const token = new PeerTokenFile({ path: file, clock: systemClock });
+  const sender = new ReportSender({
+    identity: config.identity,
+    addressOf: (id) => sharding.peers().find((m) => m.identity === id)?.peerAddress,
+    send: httpSendBatch(() => token.token()),
+  });
+  return { several: { vantages: (pod, count) => sharding.vantages(pod, count), placeOf: (id) => sharding.placeOf(id), sender } };
 }
 
 /** What the start log line says of the fleet. */

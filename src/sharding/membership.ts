@@ -14,6 +14,7 @@ import { declaredMember, rejectionReasons } from './proof.ts';
 import type { RejectionReason, Verdict } from './proof.ts';
 import { owner } from './rendezvous.ts';
 import { VantageOwnership } from '../vantage/ownership.ts';
+import { vantageText } from '../vantage/eligible.ts';
 import type { ProvenPlace, VantageSource } from '../vantage/ownership.ts';
 
 /** How long a release at shutdown may take before the Lease is left to expire. */
@@ -166,6 +167,12 @@ export class ShardMembership {
   /** The pod's vantages, owner first, up to `count` (ADR 0058); none before this replica joined. */
   vantages(pod: Pod, count: number): string[] {
     return this.#members === undefined ? [] : this.#vantage.vantages(pod, count);
+  }
+
+  /** Where a live member stands, for gate messages: "node n2 (zone b)" (its identity when its place is unknown). */
+  placeOf(identity: string): string {
+    const m = this.#vantage.members.find((x) => x.identity === identity);
+    return m?.node === undefined ? `replica ${identity}` : `replica ${identity} on ${vantageText(m.node, m.zone)}`;
   }
 
   /** Peers (identities) to ask for a second opinion on the pod, best first: the eligible ones only (ADR 0040). */

@@ -33,7 +33,7 @@ export class VerdictBoard {
   accept(from: string, r: VantageReport, now: number): boolean {
     const key = `${r.policy}/${r.podUid}`;
     let byFrom = this.#entries.get(key);
-    if (byFrom === undefined) this.#entries.set(key, (byFrom = new Map()));
+    if (byFrom === undefined) this.#entries.set(key, (byFrom = new Map<string, Entry>()));
     const before = byFrom.get(from);
     byFrom.set(from, { result: r.result, message: r.message, at: now });
     this.#prune(now);

@@ -34,6 +34,20 @@ export function batchBody(b: ReportBatch): string {
   return JSON.stringify({ from: b.from, reports: b.reports.map((r) => ({ policy: r.policy, podUID: r.podUid, result: r.result, message: r.message })) });
 }
 
+/** One report of a batch, checked field by field; a reason when malformed. */
+function parseReport(item: unknown): VantageReport | string {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return 'a report must be an object';
+  const r = item as Record<string, unknown>;
+  const policy = own(r, 'policy');
+  const podUid = own(r, 'podUID');
+  const result = own(r, 'result');
+  const message = own(r, 'message');
+  if (typeof policy !== 'string' || policy.length > 317 || !policyKey.test(policy)) return 'policy must be "<namespace>/<name>"';
+  if (typeof podUid !== 'string' || !uid.test(podUid)) return 'podUID must be a pod UID';
+  if (result !== 'success' && result !== 'failure' && result !== 'unknown') return 'result must be success, failure or unknown';
+  return { policy, podUid, result, message: typeof message === 'string' ? cleanMessage(message) : '' };
+}
+
 /** A batch as JSON, checked field by field; a reason when malformed (the whole batch is refused). */
 export function parseBatch(raw: unknown): { readonly ok: true; readonly batch: ReportBatch } | { readonly ok: false; readonly error: string } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, error: 'body must be a JSON object' };
@@ -44,16 +58,9 @@ export function parseBatch(raw: unknown): { readonly ok: true; readonly batch: R
   if (!Array.isArray(list) || list.length > maxReportsPerRequest) return { ok: false, error: `reports must be a list of at most ${maxReportsPerRequest}` };
   const reports: VantageReport[] = [];
   for (const item of list as unknown[]) {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return { ok: false, error: 'a report must be an object' };
-    const r = item as Record<string, unknown>;
-    const policy = own(r, 'policy');
-    const podUid = own(r, 'podUID');
-    const result = own(r, 'result');
-    const message = own(r, 'message');
-    if (typeof policy !== 'string' || policy.length > 317 || !policyKey.test(policy)) return { ok: false, error: 'policy must be "<namespace>/<name>"' };
-    if (typeof podUid !== 'string' || !uid.test(podUid)) return { ok: false, error: 'podUID must be a pod UID' };
-    if (result !== 'success' && result !== 'failure' && result !== 'unknown') return { ok: false, error: 'result must be success, failure or unknown' };
-    reports.push({ policy, podUid, result, message: typeof message === 'string' ? cleanMessage(message) : '' });
+    const r = parseReport(item);
+    if (typeof r === 'string') return { ok: false, error: r };
+    reports.push(r);
   }
   return { ok: true, batch: { from, reports } };
 }

@@ -55,7 +55,7 @@ export class ReportSender {
 
   queue(owner: string, report: VantageReport): void {
     let q = this.#queues.get(owner);
-    if (q === undefined) this.#queues.set(owner, (q = new Map()));
+    if (q === undefined) this.#queues.set(owner, (q = new Map<string, VantageReport>()));
     q.set(`${report.policy}/${report.podUid}`, report);
   }
 

@@ -24,8 +24,7 @@ void describe('several vantages per pod: assignment (ADR 0058)', () => {
         const p = place(`n${(i % 4) + 1}`);
         const a = assign(fleet, uid, p, spread);
         const v = vantagesOf(fleet, uid, p, spread, 3);
-        assert.equal(a.kind, 'owner');
-        assert.equal(v[0], a.kind === 'owner' ? a.identity : undefined, `${spread} ${uid}`);
+        assert.deepEqual(a, { kind: 'owner', identity: v[0] }, `${spread} ${uid}`);
         assert.equal(new Set(v).size, v.length, 'distinct replicas');
         assert.equal(v.length, 3);
       }
