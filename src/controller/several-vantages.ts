@@ -228,7 +228,7 @@ export class SeveralVantages {
     const c = this.#combined(entry, pod, own);
     const status = c.verdict === 'failure' ? 'False' : 'True';
     if (c.verdict === undefined || have === status) return;
-    this.#desire(refOf(pod), conditionOf(type, c, own, this.#o.placeOf, this.#d.clock.now()), have);
+    this.#desire(refOf(pod), conditionOf(type, c, this.#o.placeOf, this.#d.clock.now()), have);
   }
 
   /** The policy's gate type on the pod when this replica writes it and its condition holds a probe verdict (not kept open: panic, NoVantage; not a fact of the pod). */
@@ -279,17 +279,20 @@ export class SeveralVantages {
       this.#d.gates.desire(ref, condition, have);
       return;
     }
-    this.#desire(ref, status === condition.status ? annotate(condition, c, this.#o.placeOf) : conditionOf(condition.type, c, own, this.#o.placeOf, this.#d.clock.now()), have);
+    this.#desire(ref, status === condition.status ? annotate(condition, c, this.#o.placeOf) : conditionOf(condition.type, c, this.#o.placeOf, this.#d.clock.now()), have);
   }
 
-  /** Desires the condition unless the writer already wants (or the server already has) that status: no rewrite per pass. */
+  /**
+   * Desires the condition, but no rewrite per pass: the same status and
+   * message as desired already is that condition again (its times kept); the
+   * same status with a new message keeps its transition time.
+   */
   #desire(ref: PodRef, condition: GateCondition, have: string | undefined): void {
     const current = this.#d.gates.desired(ref.uid, condition.type);
     if (current?.status === condition.status) {
-      this.#d.gates.desire(ref, current, have);
+      this.#d.gates.desire(ref, current.message === condition.message ? current : { ...condition, lastTransitionTime: current.lastTransitionTime }, have);
       return;
     }
-    if (current === undefined && have === condition.status) return;
     this.#d.gates.desire(ref, condition, have);
   }
 
@@ -329,12 +332,12 @@ function annotate(condition: GateCondition, c: Combined, placeOf: (id: string) =
 }
 
 /** A condition for a combination that differs from this replica's own verdict. */
-function conditionOf(type: string, c: Combined, own: Target, placeOf: (id: string) => string, now: number): GateCondition {
+function conditionOf(type: string, c: Combined, placeOf: (id: string) => string, now: number): GateCondition {
   const at = rfc3339(now);
   const more = othersText(c, placeOf);
   if (c.verdict === 'failure') {
     return { type, status: 'False', reason: 'ProbeFailed', message: `Readiness probe failed from other vantages: ${tally(c)}; ${more}; succeeded here`.slice(0, 900), lastTransitionTime: at, lastProbeTime: at };
   }
-  const here = own.lastFailure === '' ? 'failed here' : `failed here: ${own.lastFailure}`;
-  return { type, status: 'True', reason: 'ProbeSucceeded', message: `Readiness probe ${here}, but ${tally(c)}: ${more}`.slice(0, 900), lastTransitionTime: at, lastProbeTime: at };
+  // Not the output of this replica's own failure: it changes from probe to probe, and the condition would be written again each time.
+  return { type, status: 'True', reason: 'ProbeSucceeded', message: `Readiness probe failed here, but ${tally(c)}: ${more}`.slice(0, 900), lastTransitionTime: at, lastProbeTime: at };
 }
