@@ -288,12 +288,20 @@ export class SeveralVantages {
    * same status with a new message keeps its transition time.
    */
   #desire(ref: PodRef, condition: GateCondition, have: string | undefined): void {
+    // The pod shows this status with other words (what the vantages said changed): written all the same.
+    const shown = this.#shownMessage(ref, condition.type);
+    const status = have === condition.status && shown !== undefined && !shown.startsWith(condition.message) ? undefined : have;
     const current = this.#d.gates.desired(ref.uid, condition.type);
     if (current?.status === condition.status) {
-      this.#d.gates.desire(ref, current.message === condition.message ? current : { ...condition, lastTransitionTime: current.lastTransitionTime }, have);
+      this.#d.gates.desire(ref, current.message === condition.message ? current : { ...condition, lastTransitionTime: current.lastTransitionTime }, status);
       return;
     }
-    this.#d.gates.desire(ref, condition, have);
+    this.#d.gates.desire(ref, condition, status);
+  }
+
+  #shownMessage(ref: PodRef, type: string): string | undefined {
+    const pod = this.#d.pods.get(`${ref.namespace}/${ref.name}`);
+    return pod?.uid === ref.uid ? (pod.conditions.find((c) => c.type === type)?.message ?? '') : undefined;
   }
 
   /**
