@@ -78,12 +78,13 @@ function setup(o: { readonly self: string; readonly vantages: readonly string[];
   });
   const owns = (): boolean => o.vantages[0] === o.self;
   const guard = new AddressGuard(['127.0.0.0/8']);
-  let set: TargetSet | undefined;
+  const ref: { set: TargetSet | undefined } = { set: undefined };
   const several = new SeveralVantages(
     { vantages: () => o.vantages, placeOf: (id) => `replica ${id}`, sender },
-    { clock, identity: o.self, scheduler, probers, guard, policies, pods, gates, owns, ownTarget: (uid, type) => set?.readinessTarget(uid, type) },
+    { clock, identity: o.self, scheduler, probers, guard, policies, pods, gates, owns, ownTarget: (uid, type) => ref.set?.readinessTarget(uid, type) },
   );
-  set = new TargetSet({ clock, observe: () => undefined, scheduler, gates: several.gates(), guard, probers, policies, pods, remediate: () => undefined, owns, spread: (_k, _p, now) => now });
+  const set = new TargetSet({ clock, observe: () => undefined, scheduler, gates: several.gates(), guard, probers, policies, pods, remediate: () => undefined, owns, spread: (_k, _p, now) => now });
+  ref.set = set;
   const show = (): void => {
     pods.set('shop/web-1', state.pod);
     set.onPod('MODIFIED', state.pod, undefined);
