@@ -30,18 +30,32 @@ function tiers(members: readonly VantageMember[], pod: PodPlace, spread: Spread)
  * tier in the pod's rendezvous order. The first is exactly `assign()`'s
  * owner, so asking for more vantages never moves a gate's writer; the others
  * are the next eligible members (never the pod's own node unless spread is
- * `any`; in another zone first under `zone`). Fewer members than `count`:
- * as many as there are (none: NoVantage).
+ * `any`). Under `zone` they are spread over zones: one per zone first (the
+ * other zones', then another node in the pod's own zone), then the rest in
+ * order; so with two zones, count 2 is one vantage in the other zone and
+ * one in the pod's own. Fewer members than `count`: as many as there are
+ * (none: NoVantage).
  */
 export function vantagesOf(members: readonly VantageMember[], podUid: string, pod: PodPlace, spread: Spread, count: number): string[] {
-  const out: string[] = [];
-  for (const tier of tiers(members, pod, spread)) {
-    for (const id of ranked(tier, podUid)) {
-      if (out.length >= count) return out;
-      out.push(id);
+  const order = tiers(members, pod, spread).flatMap((tier) => ranked(tier, podUid));
+  if (spread !== 'zone' || count <= 1) return order.slice(0, count);
+  const byId = new Map(members.map((m) => [m.identity, m]));
+  const zoneKey = (id: string): string => {
+    const m = byId.get(id);
+    return m?.zone ?? `node:${m?.node ?? id}`;
+  };
+  const seen = new Set<string>();
+  const first: string[] = [];
+  const rest: string[] = [];
+  for (const id of order) {
+    const z = zoneKey(id);
+    if (seen.has(z)) rest.push(id);
+    else {
+      seen.add(z);
+      first.push(id);
     }
   }
-  return out;
+  return [...first, ...rest].slice(0, count);
 }
 
 /** One vantage's verdict: its state machine's committed result; `undefined` when it has none (abstains). */
