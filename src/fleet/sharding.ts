@@ -142,7 +142,7 @@ export function shardingHooks(
     fleetLive: () => (sharding.members?.length ?? 0) > 0 || sharding.peerLeases().length > 0,
     orphanAfterMs: orphanBoundMs(config.leaseDurationMs),
     fleet: { members: () => sharding.members, owner: (members: readonly string[], uid: string) => sharding.responsibleAmong(members, uid) },
-    ...severalVantages(sharding, config),
+    ...severalVantages(sharding, config, ledger?.log),
   };
   if (ledger === undefined) return hooks;
   const { client, log, stall } = ledger;
@@ -198,14 +198,21 @@ export function fleetView(shard: Sharding | undefined, config: Config): FleetVie
  * replica cannot report: it is no other vantage (`count` > 1 policies are
  * judged by the vantages that can).
  */
-function severalVantages(sharding: Sharding['sharding'], config: Config): Pick<ControllerOptions, 'several'> {
+function severalVantages(sharding: Sharding['sharding'], config: Config, log: Logger | undefined): Pick<ControllerOptions, 'several'> {
   const file = config.peerTokenFile;
   if (file === undefined) return {};
   const token = new PeerTokenFile({ path: file, clock: systemClock });
+  // A failing channel is said once per owner and minute: the owner then hears nothing from this vantage, which abstains there.
+  const warned = new Map<string, number>();
   const sender = new ReportSender({
     identity: config.identity,
     addressOf: (id) => sharding.peers().find((m) => m.identity === id)?.peerAddress,
     send: httpSendBatch(() => token.token()),
+    onSent: (owner, count, ok) => {
+      if (ok || systemClock.now() - (warned.get(owner) ?? -Infinity) < 60_000) return;
+      warned.set(owner, systemClock.now());
+      log?.warn('vantage reports not taken by the pod owner: it judges those pods without this vantage (it abstains there) until they are; sent again', { owner, reports: count });
+    },
   });
   return { several: { vantages: (pod, count) => sharding.vantages(pod, count), placeOf: (id) => sharding.placeOf(id), sender } };
 }
