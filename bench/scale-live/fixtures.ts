@@ -51,7 +51,7 @@ export function podObject(o: Pick<LiveBenchOptions, 'namespaces' | 'policies' | 
   };
 }
 
-export function policyObject(o: Pick<LiveBenchOptions, 'namespaces' | 'periodMs' | 'probe' | 'failureThreshold'>, run: string, j: number): Record<string, unknown> {
+export function policyObject(o: Pick<LiveBenchOptions, 'namespaces' | 'periodMs' | 'probe' | 'failureThreshold'> & { readonly vantageCount?: number }, run: string, j: number): Record<string, unknown> {
   const handler = o.probe === 'http' ? { httpGet: { path: '/healthz', port: 'http' } } : { tcpSocket: { port: 'http' } };
   return {
     apiVersion: 'outprobe.io/v1alpha1',
@@ -61,6 +61,7 @@ export function policyObject(o: Pick<LiveBenchOptions, 'namespaces' | 'periodMs'
       selector: { matchLabels: { [policyLabel]: policyName(j) } },
       mode: 'Enforce',
       readiness: { conditionType, probe: { ...handler, periodSeconds: o.periodMs / 1000, ...(o.failureThreshold === undefined ? {} : { failureThreshold: o.failureThreshold }) } },
+      ...((o.vantageCount ?? 1) > 1 ? { vantage: { count: o.vantageCount } } : {}),
     },
   };
 }

@@ -75,6 +75,13 @@ export interface LiveBenchOptions {
    * the initial writes wait. 0: off. @default 0
    */
   readonly urgencyQueued: number;
+  /**
+   * `spec.vantage.count` of every policy (ADR 0058). Above 1 the replicas
+   * report to each other over the peer channel: the bench gives them a peer
+   * token (a ServiceAccount token of the peer audience) and a loopback
+   * advertised address. @default 1
+   */
+  readonly vantageCount: number;
 }
 
 function raw(name: string, argv: readonly string[]): string | undefined {
@@ -102,7 +109,7 @@ function bool(name: string, argv: readonly string[]): boolean {
   return value !== undefined && !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
-const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb', 'write-ceiling']);
+const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb', 'write-ceiling', 'vantage-count']);
 
 export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   for (let i = 0; i < argv.length; i++) {
@@ -134,6 +141,7 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
     detectTimeoutS: int('detect-timeout-s', Math.max(120, (6 * periodMs) / 1000), argv, 1),
     failureThreshold: threshold === undefined ? undefined : int('failure-threshold', 3, argv, 1),
     urgencyQueued,
+    vantageCount: int('vantage-count', 1, argv, 1),
     policies,
     namespaces: Math.min(policies, int('namespaces', Math.min(policies, 10), argv, 1)),
     periodMs,

@@ -38,6 +38,7 @@ import type { LiveBenchOptions } from './options.ts';
 import { bucketIncrease, increase, summarize } from './prom.ts';
 import type { Totals } from './prom.ts';
 import { Sampler } from './sampler.ts';
+import { vantageArgs } from './vantage.ts';
 import type { ReplicaGauges, Snapshot } from './sampler.ts';
 
 const t0 = Date.now();
@@ -439,7 +440,7 @@ async function main(): Promise<void> {
     }
     log(`every pod Running; starting ${o.replicas} outprobe replica(s)`);
     const spawnedAt = Date.now();
-    const args = controllerArgs({ o, cp }, nets.cidrs);
+    const args = [...controllerArgs({ o, cp }, nets.cidrs), ...(await vantageArgs(cp, dir, o.vantageCount))];
     if (o.replicaMemoryLimitMb !== undefined) {
       for (let r = 0; r < o.replicas; r++) cgroups.push(createMemoryCgroup(`outprobe-bench-${run}-${r}`, o.replicaMemoryLimitMb * 1048576));
       replicaHeap = heapLimitsIn(cgroups[0], o.controllerNodeArgs);
@@ -457,7 +458,7 @@ async function main(): Promise<void> {
     sampler.start();
     const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt);
     await sampler.stop();
-    const result = { ...headline(o, figures), bench: 'scale', policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
+    const result = { ...headline(o, figures), bench: 'scale', vantage_count: o.vantageCount, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
       controller_node_args: o.controllerNodeArgs, replica_memory_limit_mb: o.replicaMemoryLimitMb ?? null, replica_heap_limits: replicaHeap,
       replica_cgroup_peak_mb: cgroups.map((c) => { const b = c.peakBytes(); return b === undefined ? null : Math.round(b / 1048576); }),
       replica_oom_kills: cgroups.map((c) => c.oomKills() ?? null),
