@@ -53,6 +53,8 @@ interface Follower {
   owner: string;
   /** The verdict last queued for the owner. */
   sent: Verdict | 'unknown' | null;
+  /** Its last confirmed verdict (the kubelet's committed value once a probe run confirmed one); undefined after a container change. */
+  verdict: Verdict;
 }
 
 /** The controller's several vantages, when it has options for them. */
@@ -66,7 +68,18 @@ const probeReasons: ReadonlySet<string> = new Set(['ProbeSucceeded', 'ProbeFaile
 const countOf = (e: PolicyEntry): number => e.policy?.spec.vantage?.count ?? policyDefaults.vantageCount;
 const decisionOf = (e: PolicyEntry): VantageDecision => e.policy?.spec.vantage?.decision ?? policyDefaults.vantageDecision;
 const refOf = (pod: Pod): PodRef => ({ uid: pod.uid, namespace: pod.namespace, name: pod.name });
-const resultOf = (t: Target): Verdict => confirmedResult(t.state) ?? undefined;
+/**
+ * A target's verdict: the result its probes last confirmed (reached the
+ * threshold), kept through a run below the threshold, as the kubelet keeps
+ * its committed value. Not the initial value of a target no probe has
+ * confirmed yet (that is no verdict: it abstains).
+ */
+function verdictOf(t: Target, memo: WeakMap<Target, 'success' | 'failure'>): Verdict {
+  const c = confirmedResult(t.state);
+  if (c === null) return memo.get(t);
+  memo.set(t, c);
+  return c;
+}
 
 /** The combination of one pod's vantages under one policy. */
 interface Combined {
@@ -92,6 +105,8 @@ export class SeveralVantages {
   readonly #d: SeveralVantagesDeps;
   readonly #board: VerdictBoard;
   readonly #followers = new Map<string, Follower>();
+  /** The owner's own targets' last confirmed verdicts (see verdictOf). */
+  readonly #confirmed = new WeakMap<Target, 'success' | 'failure'>();
   #reconciledAt = -Infinity;
   #refreshedAt = -Infinity;
 
@@ -159,7 +174,7 @@ export class SeveralVantages {
   #follow(plan: Target['plan'], owner: string, pod: Pod): void {
     const { clock, scheduler } = this.#d;
     const now = clock.now();
-    const f: Follower = { target: newTarget(plan, false, now), owner, sent: null };
+    const f: Follower = { target: newTarget(plan, false, now), owner, sent: null, verdict: undefined };
     this.#followers.set(plan.key, f);
     const periodMs = plan.probe.periodSeconds * 1000;
     const startedAt = pod.containerStatuses.find((c) => c.name === plan.container)?.startedAt;
@@ -183,7 +198,10 @@ export class SeveralVantages {
         guard,
         stall,
         hooks: {
-          onTransition: () => undefined,
+          // A new instance or a container not running is no verdict of a probe: it abstains until one is confirmed.
+          onTransition: (_t, _pod, tr) => {
+            if (tr.cause !== 'probe') f.verdict = undefined;
+          },
           onProbe: (t, _pod, outcome) => {
             if (outcome.kind === 'failure') t.lastFailure = outcome.output;
           },
@@ -199,7 +217,8 @@ export class SeveralVantages {
 
   /** Queues the follower's verdict for its owner when it is not the one last queued. */
   #report(f: Follower): void {
-    const verdict = resultOf(f.target) ?? 'unknown';
+    f.verdict = confirmedResult(f.target.state) ?? f.verdict;
+    const verdict = f.verdict ?? 'unknown';
     if (f.sent === verdict) return;
     f.sent = verdict;
     const { plan } = f.target;
@@ -223,7 +242,7 @@ export class SeveralVantages {
   #reconcileGate(entry: PolicyEntry, pod: Pod): void {
     const type = this.#writableType(entry, pod);
     const own = type === undefined ? undefined : this.#d.ownTarget(pod.uid, type);
-    if (type === undefined || own === undefined || resultOf(own) === undefined) return;
+    if (type === undefined || own === undefined || verdictOf(own, this.#confirmed) === undefined) return;
     const have = gateStatus(pod, type);
     const c = this.#combined(entry, pod, own);
     const status = c.verdict === 'failure' ? 'False' : 'True';
@@ -244,7 +263,7 @@ export class SeveralVantages {
     const vantages = this.#o.vantages(pod, countOf(entry));
     // Only the pod's vantages now count (a replica that no longer is one is not heard).
     const others = this.#board.verdicts(entry.key, pod.uid, vantages.filter((id) => id !== this.#d.identity), this.#d.clock.now());
-    const ownVerdict = resultOf(own);
+    const ownVerdict = verdictOf(own, this.#confirmed);
     const decision = decisionOf(entry);
     return { verdict: combine(decision, [ownVerdict, ...others.map((o) => o.verdict)]), own: ownVerdict, others, decision };
   }
@@ -266,7 +285,9 @@ export class SeveralVantages {
   }
 
   #desireCombined(ref: PodRef, condition: GateCondition, have: string | undefined): void {
-    const own = probeReasons.has(condition.reason) ? this.#d.ownTarget(ref.uid, condition.type) : undefined;
+    const target = this.#d.ownTarget(ref.uid, condition.type);
+    this.#restartOwn(target, condition.reason);
+    const own = probeReasons.has(condition.reason) ? target : undefined;
     const entry = own === undefined ? undefined : this.#d.policies.get(own.plan.policy);
     const pod = own === undefined ? undefined : this.#d.pods.get(own.plan.podKey);
     if (own === undefined || entry === undefined || pod === undefined || countOf(entry) < 2) {
@@ -280,6 +301,11 @@ export class SeveralVantages {
       return;
     }
     this.#desire(ref, status === condition.status ? annotate(condition, c, this.#o.placeOf) : conditionOf(condition.type, c, this.#o.placeOf, this.#d.clock.now()), have);
+  }
+
+  /** A fact of the pod (a container not running, a new one not probed yet): its own verdict starts again. */
+  #restartOwn(target: Target | undefined, reason: string): void {
+    if (target !== undefined && (reason === 'ContainerNotRunning' || reason === 'NotYetProbed')) this.#confirmed.delete(target);
   }
 
   /**

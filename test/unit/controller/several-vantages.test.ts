@@ -136,6 +136,19 @@ void describe('several vantages (ADR 0058): the owner writes the combined verdic
     assert.ok(!t.writes.some((w) => w.status === 'False'));
   });
 
+  void it('a failure below the threshold keeps the last confirmed verdict: the owner does not abstain, the other vantage alone does not turn it False', async () => {
+    const t = setup({ self: 'r1', vantages: ['r1', 'r2'], count: 2 });
+    t.show();
+    for (let i = 0; i < 2; i++) await t.pass();
+    t.state.outcome = { kind: 'failure', output: 'timeout' };
+    await t.pass();
+    await t.report('r2', 'failure');
+    assert.ok(!t.writes.some((w) => w.status === 'False'), 'one failure of three is no verdict of failure');
+    await t.pass();
+    await t.pass();
+    assert.equal(t.last(), 'False', 'its own third failure: both vantages fail');
+  });
+
   void it('decision any: one other vantage failing turns it False though its own probes pass', async () => {
     const t = setup({ self: 'r1', vantages: ['r1', 'r2', 'r3'], count: 3, decision: 'any' });
     t.show();
@@ -185,6 +198,8 @@ void describe('several vantages (ADR 0058): another vantage probes and reports',
     assert.equal(results.at(-1), 'r2:failure');
     assert.equal(t.writes.length, 0, 'it writes no gate');
     assert.match(t.sent.at(-1)?.reports[0]?.message ?? '', /timeout/);
+    // Between the first failure and the third it said success still, never unknown.
+    assert.ok(!results.slice(results.indexOf('r2:success')).includes('r2:unknown'), results.join(','));
   });
 
   void it('the owner follows nothing; count 1 follows nothing', async () => {
