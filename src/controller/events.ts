@@ -1,4 +1,4 @@
-import type { Pod, ReflectorSignal } from '../kube/index.ts';
+import type { Pod, ReflectorSignal, WatchRestartReason } from '../kube/index.ts';
 import type { CappedTimeout, PolicyIssue } from '../policy/index.ts';
 import type { PanicCounts } from '../panic/index.ts';
 import type { Outcome, StallNote } from '../probing/index.ts';
@@ -56,12 +56,17 @@ export type ControllerEvent =
     readonly error?: unknown;
     /** The object a `skipped` signal is about (metadata only, never the body). */
     readonly object?: { readonly namespace: string; readonly name: string; readonly uid: string };
+    /** Set when the signal means the watch starts again, and why (the outprobe_watch_restarts_total counter). */
+    readonly restart?: WatchRestartReason;
   };
 
 /** A reflector signal as a controller event; `skipped` carries the object's identity and the error. */
 export function reflectorEvent(resource: string, s: ReflectorSignal): ControllerEvent {
   if (s.kind === 'skipped') return { type: 'reflector', resource, detail: s.kind, error: s.error, object: s.object };
-  return { type: 'reflector', resource, detail: s.kind, ...(s.kind === 'error' ? { error: s.error } : {}) };
+  if (s.kind === 'watch-ended') return { type: 'reflector', resource, detail: `${s.kind} (${s.reason})`, restart: s.reason };
+  if (s.kind === 'expired') return { type: 'reflector', resource, detail: s.kind, restart: 'expired' };
+  if (s.kind === 'error') return { type: 'reflector', resource, detail: s.kind, error: s.error, restart: 'error' };
+  return { type: 'reflector', resource, detail: s.kind };
 }
 
 export type RemediationResult = 'evicted' | 'deleted' | 'observe' | 'skipped_budget' | 'rate_limited' | 'halted' | 'waiting' | 'pdb_blocked' | 'conflict' | 'not_found' | 'failed';

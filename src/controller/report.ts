@@ -96,6 +96,7 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       else log.info('readiness hold ended', fields);
     },
     halt: (e) => {
+      metrics.alerts.setRemediationHalted(e.policy.namespace, ref(e.policy), e.halted);
       emit(policyObject(e.policy), e.halted ? 'Warning' : 'Normal', e.halted ? 'RemediationHalted' : 'RemediationResumed', e.message);
       log.warn(e.message, { policy: ref(e.policy) });
     },
@@ -149,6 +150,7 @@ export function reporter(sinks: { readonly log: Logger; readonly metrics: Metric
       if (e.result === 'failed') log.warn('status write failed, will retry', { policy: ref(e.policy), error: errorText(e.error) });
     },
     reflector: (e) => {
+      if (e.restart !== undefined) metrics.alerts.recordWatchRestart(e.resource, e.restart);
       if (e.object !== undefined) {
         metrics.recordSkippedObject(e.resource);
         log.warn(`${e.resource} reflector: skipped an object it cannot read`, { ...e.object, error: errorText(e.error) });

@@ -10,7 +10,7 @@ export { KubeApiError, codeForStatus, isKubeError, kubeErrorCodes, parseRetryAft
 export type { KubeErrorCode, StatusCause } from './errors.ts';
 export { TokenBucket, backoffDelay } from './rate-limiter.ts';
 export { Reflector, keyOf } from './reflector.ts';
-export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType } from './reflector.ts';
+export type { RawObject, ReflectorOptions, ReflectorSignal, StoreEvent, WatchEventType, WatchRestartReason } from './reflector.ts';
 export { flatKey, podKey, projectionCacheSizes, projectPod } from './pod.ts';
 export { InternCache, StringInterner } from './intern.ts';
 export type { CustomObjectJson, EventJson, LeaseJson, ObjectJson, PodJson, Wire } from './models.ts';

@@ -23,6 +23,13 @@ export type ReflectorSignal =
   /** An object `project` threw on: left out of the store (or removed from it), never retried until it changes. */
   | { readonly kind: 'skipped'; readonly object: ObjectRef; readonly error: unknown };
 
+/**
+ * Why a watch starts again: its end (`timeout`: the server ended it after
+ * timeoutSeconds, routine; `closed`; `inactive`: silent past the bound), a 410
+ * (`expired`: relisted) or a failed LIST or WATCH (`error`: backed off).
+ */
+export type WatchRestartReason = Extract<ReflectorSignal, { kind: 'watch-ended' }>['reason'] | 'expired' | 'error';
+
 /** Who an unreadable object is, as far as its metadata can tell (never its body). */
 export interface ObjectRef {
   readonly namespace: string;

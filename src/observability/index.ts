@@ -9,6 +9,7 @@ export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.ts';
 export { Metrics } from './metrics.ts';
 export { watchHeadBudget } from './head-budget-metrics.ts';
 export type { HeadBudgetSource } from './head-budget-metrics.ts';
+export { AlertMetrics } from './alert-metrics.ts';
 export { PeerMetrics } from './peer-metrics.ts';
 export type { AdmissionLane, AdmissionResult, GuardedEndpoint, SecondOpinionErrorReason } from './peer-metrics.ts';
 export type {

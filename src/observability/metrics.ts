@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { ProbeKind } from '../kernel/index.ts';
 import { probeKinds } from '../kernel/index.ts';
 import type { RequestRecord } from '../kube/index.ts';
+import { AlertMetrics } from './alert-metrics.ts';
 import { PeerMetrics } from './peer-metrics.ts';
 
 /** How one probe pass ended: the executors' outcome kinds, or `voided` (a failure the stall guard voided, ADR 0016). */
@@ -45,6 +46,8 @@ export class Metrics {
   readonly registry: Registry;
   /** The fleet's trust metrics (ADR 0036, 0037). */
   readonly peer: PeerMetrics;
+  /** The series the chart's alerts need (ADR 0061). */
+  readonly alerts: AlertMetrics;
   readonly #probes: Counter<'policy' | 'kind' | 'result'>;
   readonly #probeDuration: Histogram<'kind' | 'handler'>;
   readonly #schedulerLag: Histogram;
@@ -97,6 +100,7 @@ export class Metrics {
     this.registry = new Registry();
     const registers = [this.registry];
     this.peer = new PeerMetrics(this.registry);
+    this.alerts = new AlertMetrics(this.registry);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.#probes = new Counter({ name: `${prefix}probes_total`, help: 'Probe attempts by policy, probe kind and result.', labelNames: ['policy', 'kind', 'result'], registers });
     this.#probeDuration = new Histogram({ name: `${prefix}probe_duration_seconds`, help: 'Time one probe attempt took.', labelNames: ['kind', 'handler'], buckets: latencyBuckets, registers });
@@ -400,6 +404,7 @@ export class Metrics {
 
   /** Deletes every series labelled with `policy` (call when the policy is deleted). */
   forgetPolicy(policy: string): void {
+    this.alerts.forgetPolicy(policy);
     const series = this.#policySeries.get(policy);
     if (series === undefined) return;
     for (const remove of series.values()) remove();
