@@ -53,6 +53,8 @@ tier npm test
 section "cluster binaries (built from Go modules once, cached outside the repo)"
 bash scripts/build-cluster-bins.sh
 bash scripts/build-kubelet.sh
+# promtool checks the chart's alerts (docs/adr/0061-alerts.md); cached like the others.
+bash scripts/build-promtool.sh
 
 section "differential tests (the kubelet's own probers vs outprobe's executors)"
 tier npm run test:differential

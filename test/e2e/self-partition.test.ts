@@ -26,6 +26,7 @@ import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
 import { createFleet } from '../support/fleet/index.ts';
+import { alertsOf, dashboardExpressions, findPromtool, metricFamilies, renderRules, samplesOf, scrapedAlertTest, testRules, undeclared } from '../support/alerts/index.ts';
 import type { Fleet, FleetPod } from '../support/fleet/index.ts';
 
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -87,9 +88,24 @@ const membersOf = (r: Replica): string | undefined => {
 const falseWrites = (r: Replica, since: number): number => r.lines.filter((l) => l.at >= since && l.o['msg'] === 'gate written' && l.o['status'] === 'False').length;
 const evictions = (r: Replica, since: number): number => r.lines.filter((l) => l.at >= since && (l.o['result'] === 'evicted' || l.o['result'] === 'deleted')).length;
 
+async function scrape(r: Replica): Promise<string> {
+  return (await fetch(`http://${r.sandbox.ip}:${r.port ?? 0}/metrics`)).text();
+}
 async function metric(r: Replica, re: RegExp): Promise<number> {
-  const res = await fetch(`http://${r.sandbox.ip}:${r.port ?? 0}/metrics`);
-  return Number(re.exec(await res.text())?.[1] ?? Number.NaN);
+  return Number(re.exec(await scrape(r))?.[1] ?? Number.NaN);
+}
+
+/**
+ * The chart's alert `alert` evaluated by promtool on what replica `r` exposes now (its samples
+ * held for 10 minutes, past every default `for`): the labels of the alerts that fire.
+ */
+async function alertOn(cp: ControlPlane, r: Replica, alert: string, firing: readonly Record<string, string>[]): Promise<void> {
+  const rules = renderRules(cp.binaries.helm);
+  const rule = alertsOf(rules).find((a) => a.alert === alert)!;
+  const samples = samplesOf(await scrape(r), metricFamilies(rule.expr));
+  assert.ok(samples.length > 0, `${r.id} exposes samples for ${alert}: ${rule.expr}`);
+  const run = testRules(findPromtool(), rules, scrapedAlertTest({ samples, instance: r.id, alert, minutes: 10, firing }));
+  assert.equal(run.status, 0, `${alert} on ${r.id}'s samples (${samples.map((s) => `${s.series} ${s.value}`).join(', ')}): ${run.output}`);
 }
 
 const support = podNetSupport();
@@ -207,6 +223,14 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     await waitFor(`${victim}'s Lease gone`, async () => !(await leaseNames()).includes(`outprobe-shard-${victim}`), 10_000, 100);
     await waitFor('r2 and r3 agree on 2 members', () => Promise.resolve(['r2', 'r3'].every((id) => membersOf(replicas.get(id)!) === 'r2,r3')), 10_000, 100);
     assert.equal(await metric(r1, /^outprobe_replica_impaired (\d+)/m), 1);
+    // The chart's alerts on the live replicas (ADR 0061): every metric an alert or a dashboard panel
+    // reads is exposed (a renamed metric fails here), OutprobeReplicaImpaired fires on the cut
+    // replica's samples and not on a healthy one's; OutprobeUnownedPods fires on neither (the others own r1's pods).
+    const families = [...new Set([...alertsOf(renderRules(cp!.binaries.helm)).map((a) => a.expr), ...dashboardExpressions()].flatMap(metricFamilies))];
+    for (const r of all) assert.deepEqual(undeclared(families, await scrape(r)), [], `${r.id} exposes every metric the alerts and the dashboard read`);
+    await alertOn(cp!, r1, 'OutprobeReplicaImpaired', [{ severity: 'warning', instance: victim }]);
+    await alertOn(cp!, replicas.get('r2')!, 'OutprobeReplicaImpaired', []);
+    for (const r of all) await alertOn(cp!, r, 'OutprobeUnownedPods', []);
     const readyz = await fetch(`http://${r1.sandbox.ip}:${r1.port ?? 0}/readyz`);
     assert.equal(readyz.status, 503, 'an impaired replica fails /readyz');
     await sleep(5 * periodMs); // long enough for three failures of every probe it still had
@@ -220,6 +244,7 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     await waitFor('3 members everywhere again', () => Promise.resolve(all.every((r) => membersOf(r) === ids.join(','))), 20_000, 100);
     const rejoin = Date.now() - healAt;
     assert.equal(await metric(r1, /^outprobe_replica_impaired (\d+)/m), 0);
+    await alertOn(cp!, r1, 'OutprobeReplicaImpaired', []);
     await sleep(3 * periodMs);
     log(`heal → ${victim} back in the shard (Lease, 3 members) ${rejoin} ms (recover-after ${recoverMs} ms)`);
     watching = false;
