@@ -82,14 +82,14 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_
   }
 }
 
-// A minimal ServiceMonitor CRD, so the serviceMonitor template can be checked server-side.
-const serviceMonitorCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+// Minimal Prometheus Operator CRDs, so the ServiceMonitor, PodMonitor and PrometheusRule templates can be checked server-side.
+const monitoringCrds = (['ServiceMonitor', 'PodMonitor', 'PrometheusRule'] as const).map((kind) => ({
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${kind.toLowerCase()}s.monitoring.coreos.com` },
   spec: {
-    group: 'monitoring.coreos.com', scope: 'Namespaced', names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
+    group: 'monitoring.coreos.com', scope: 'Namespaced', names: { kind, plural: `${kind.toLowerCase()}s`, singular: kind.toLowerCase(), listKind: `${kind}List` },
     versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
   },
-};
+}));
 
 void describe('charts/outprobe', () => {
   const logs = logsOnFailure('chart');
@@ -105,7 +105,7 @@ void describe('charts/outprobe', () => {
     workloads = startWorkloads({ kube: cp.kube, namespace: NS, labelSelector: `app.kubernetes.io/instance=${RELEASE}`, ...sandboxFor(cp.net) });
     helm = cp.binaries.helm;
     kubectl = (...args: string[]): Run => run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
-    await cp.kube.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', serviceMonitorCrd);
+    for (const crd of monitoringCrds) await cp.kube.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dry-run' } });
     // The namespaces ci/exec-3replicas-values.yaml and ci/namespaces-values.yaml watch: their Roles are created there.
     for (const name of ['shop', 'web']) await cp.kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -290,7 +290,7 @@ void describe('charts/outprobe', () => {
     assert.equal(template('--set', 'crds.keep=false').find((o) => o.kind === 'CustomResourceDefinition')?.metadata.annotations?.['helm.sh/resource-policy'], undefined);
   });
 
-  it('ci/ values: exec probes grant pods/exec, 3 replicas, custom resources, ServiceMonitor, no CRD', () => {
+  it('ci/ values: exec probes grant pods/exec, 3 replicas, custom resources, ServiceMonitor, PrometheusRule and dashboard, no CRD', () => {
     const exec = template('-f', path.join(chart, 'ci', 'exec-3replicas-values.yaml'));
     const dep = find(exec, 'Deployment');
     assert.equal(dep.spec?.['replicas'], 3);
@@ -331,6 +331,14 @@ void describe('charts/outprobe', () => {
     assert.equal(exec.some((o) => o.kind === 'ServiceMonitor'), false);
     const mon = template('-f', path.join(chart, 'ci', 'monitoring-values.yaml'));
     assert.equal(find(mon, 'ServiceMonitor').apiVersion, 'monitoring.coreos.com/v1');
+    // The alerts and the dashboard (ADR 0061): opt-in, labelled for the operator's and the sidecar's selectors.
+    assert.equal(template().some((o) => o.kind === 'PrometheusRule' || o.metadata.name === `${RELEASE}-dashboard`), false, 'off by default');
+    const prometheusRule = find(mon, 'PrometheusRule') as Obj & { spec?: { groups: { rules: { alert: string }[] }[] } };
+    assert.equal(prometheusRule.metadata.labels?.['release'], 'prometheus');
+    assert.equal(prometheusRule.spec?.groups[0]?.rules.length, 8);
+    const dashboard = named(mon, 'ConfigMap', `${RELEASE}-dashboard`) as Obj & { data?: Record<string, string> };
+    assert.equal(dashboard.metadata.labels?.['grafana_dashboard'], '1');
+    assert.equal((JSON.parse(dashboard.data?.['outprobe.json'] ?? '{}') as { uid?: string }).uid, 'outprobe');
     assert.equal(mon.some((o) => o.kind === 'CustomResourceDefinition' || o.kind === 'PodDisruptionBudget'), false);
     assert.equal(named(mon, 'ClusterRole', RELEASE).rules?.some((r) => (r.resources ?? []).includes('pods/exec')), false);
     for (const objs of [template(), exec, mon]) {
@@ -340,7 +348,7 @@ void describe('charts/outprobe', () => {
     }
   });
 
-  it('/metrics: authenticated by default, RBAC for the reviews, a metrics-reader ClusterRole, a ServiceMonitor with a bearer token', () => {
+  it('/metrics: authenticated by default, RBAC for the reviews, a metrics-reader ClusterRole, a ServiceMonitor or PodMonitor with a scraper token through authorization', () => {
     const objs = template('--set', 'metrics.serviceMonitor.enabled=true');
     const rulesOf = (o: Obj): string[] => (o.rules ?? [])
       .flatMap((r) => [...(r.resources ?? []).map((res) => `${(r.apiGroups ?? []).join(',')}/${res}`), ...(r.nonResourceURLs ?? [])].flatMap((what) => r.verbs.map((v) => `${what}:${v}`))).sort();
@@ -349,14 +357,44 @@ void describe('charts/outprobe', () => {
     assert.deepEqual(authBinding.subjects, [{ kind: 'ServiceAccount', name: RELEASE, namespace: NS }]);
     assert.deepEqual(rulesOf(named(objs, 'ClusterRole', `${RELEASE}-metrics-reader`)), ['/metrics:get']);
     assert.equal(objs.some((o) => o.metadata.name === `${RELEASE}-metrics-reader` && o.kind === 'ClusterRoleBinding'), false, 'no reader binding unless subjects are listed');
+    // The ServiceMonitor sends a token from a Secret through `authorization` (bearerTokenFile is deprecated), keeps the
+    // series' own labels (a per-policy series' namespace), and by default the token is the chart's scraper's (ADR 0062).
     const endpoint = (find(objs, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0];
-    assert.equal(endpoint?.['bearerTokenFile'], '/var/run/secrets/kubernetes.io/serviceaccount/token');
+    assert.deepEqual(endpoint, {
+      port: 'metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: true,
+      authorization: { type: 'Bearer', credentials: { name: `${RELEASE}-scraper-token`, key: 'token' } },
+    });
+    const tokenSecret = named(objs, 'Secret', `${RELEASE}-scraper-token`) as Obj & { type?: string };
+    assert.equal(tokenSecret.type, 'kubernetes.io/service-account-token');
+    assert.equal(tokenSecret.metadata.annotations?.['kubernetes.io/service-account.name'], `${RELEASE}-scraper`);
+    assert.ok(named(objs, 'ServiceAccount', `${RELEASE}-scraper`));
+    const scraperBinding = named(objs, 'ClusterRoleBinding', `${RELEASE}-scraper`) as Obj & { roleRef?: { name: string }; subjects?: unknown[] };
+    assert.equal(scraperBinding.roleRef?.name, `${RELEASE}-metrics-reader`);
+    assert.deepEqual(scraperBinding.subjects, [{ kind: 'ServiceAccount', name: `${RELEASE}-scraper`, namespace: NS }]);
+    // One's own Secret instead: no scraper made; relabelings passed through; a PodMonitor with the same endpoint.
+    const own = template('--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.serviceMonitor.bearerTokenSecret.name=prom-token',
+      '--set', 'metrics.serviceMonitor.bearerTokenSecret.key=t', '--set', 'metrics.serviceMonitor.honorLabels=false',
+      '--set', 'metrics.serviceMonitor.relabelings[0].action=labeldrop', '--set', 'metrics.serviceMonitor.relabelings[0].regex=pod');
+    const ownEndpoint = (find(own, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0];
+    assert.deepEqual(ownEndpoint?.['authorization'], { type: 'Bearer', credentials: { name: 'prom-token', key: 't' } });
+    assert.equal(ownEndpoint['honorLabels'], false);
+    assert.deepEqual(ownEndpoint['relabelings'], [{ action: 'labeldrop', regex: 'pod' }]);
+    assert.equal(own.some((o) => o.metadata.name === `${RELEASE}-scraper` || o.metadata.name === `${RELEASE}-scraper-token`), false);
+    const pm = template('--set', 'metrics.podMonitor.enabled=true');
+    assert.equal(pm.some((o) => o.kind === 'ServiceMonitor'), false);
+    const podMonitor = find(pm, 'PodMonitor');
+    assert.deepEqual(podMonitor.spec?.['selector'], { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } });
+    assert.deepEqual((podMonitor.spec['podMetricsEndpoints'] as unknown[])[0], endpoint);
+    const both = run(helm, ['template', RELEASE, chart, '--set', 'metrics.podMonitor.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true']);
+    assert.notEqual(both.status, 0);
+    assert.match(both.stderr, /choose one/);
     // metrics.auth=none: no review RBAC, --metrics-auth=none, the ServiceMonitor sends no token.
     const open = template('--set', 'metrics.auth=none', '--set', 'metrics.serviceMonitor.enabled=true');
     assert.equal(open.some((o) => o.metadata.name === `${RELEASE}-metrics-auth`), false);
     const openArgs = podSpecOf(find(open, 'Deployment')).containers[0]?.args ?? [];
     assert.ok(openArgs.includes('--metrics-auth=none') && openArgs.includes('--metrics-addr=0.0.0.0:8080'), openArgs.join(' '));
-    assert.equal((find(open, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0]?.['bearerTokenFile'], undefined);
+    assert.equal((find(open, 'ServiceMonitor').spec?.['endpoints'] as Record<string, unknown>[])[0]?.['authorization'], undefined);
+    assert.equal(open.some((o) => o.metadata.name === `${RELEASE}-scraper-token`), false);
     // The NetworkPolicy: the metrics port from anywhere; the peer port (ADR 0037) only from the replicas
     // (kept whatever metricsFrom says), no other rule naming it; egress not restricted.
     const selector = { matchLabels: { 'app.kubernetes.io/name': 'outprobe', 'app.kubernetes.io/instance': RELEASE } };

@@ -177,3 +177,47 @@ controller
 {{ include "outprobe.fullname" . }}-webhook-tls
 {{- end -}}
 {{- end }}
+
+{{/*
+The scrape endpoint shared by the ServiceMonitor and the PodMonitor (ADR 0062): /metrics on
+the metrics port, the series' own labels kept (honorLabels: a per-policy series' `namespace`
+is the policy's, not the controller's), and with metrics.auth=kubernetes a bearer token from a
+Secret through `authorization` (bearerTokenFile is deprecated by the Prometheus Operator):
+metrics.serviceMonitor.bearerTokenSecret, or the token of the chart's scraper ServiceAccount.
+*/}}
+{{- define "outprobe.scrapeEndpoint" -}}
+{{- $m := .monitor -}}
+{{- $ctx := .ctx -}}
+port: metrics
+path: /metrics
+interval: {{ $m.interval }}
+scrapeTimeout: {{ $m.scrapeTimeout }}
+honorLabels: {{ $m.honorLabels }}
+{{- if eq $ctx.Values.metrics.auth "kubernetes" }}
+authorization:
+  type: Bearer
+  credentials:
+    name: {{ include "outprobe.scrapeTokenSecret" $ctx }}
+    key: {{ if $ctx.Values.metrics.serviceMonitor.bearerTokenSecret.name }}{{ $ctx.Values.metrics.serviceMonitor.bearerTokenSecret.key }}{{ else }}token{{ end }}
+{{- end }}
+{{- with $m.relabelings }}
+relabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $m.metricRelabelings }}
+metricRelabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret whose token the ServiceMonitor or PodMonitor sends. */}}
+{{- define "outprobe.scrapeTokenSecret" -}}
+{{- .Values.metrics.serviceMonitor.bearerTokenSecret.name | default (printf "%s-scraper-token" (include "outprobe.fullname" .)) -}}
+{{- end }}
+
+{{/* Whether the chart makes the scraper ServiceAccount and its token Secret. */}}
+{{- define "outprobe.scraperToken" -}}
+{{- if and (eq .Values.metrics.auth "kubernetes") (or .Values.metrics.serviceMonitor.enabled .Values.metrics.podMonitor.enabled) (not .Values.metrics.serviceMonitor.bearerTokenSecret.name) -}}
+true
+{{- end -}}
+{{- end }}
