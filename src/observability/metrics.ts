@@ -26,6 +26,8 @@ export interface MetricsOptions {
 }
 
 const prefix = 'outprobe_';
+/** The namespace of a `<namespace>/<name>` policy key. */
+const namespaceOf = (policy: string): string => policy.slice(0, Math.max(0, policy.indexOf('/')));
 /** 1 ms to 10 s: a TCP connect on loopback up to a probe's longest sensible timeout. */
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** 5 ms to 2 min: from a busy loop's jitter to a probe that waited out others' longest timeouts. */
@@ -39,7 +41,9 @@ const lagBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 /**
  * Every outprobe metric, in a registry of its own (never prom-client's global
  * one, so tests and several instances do not collide). Labels are bounded:
- * `policy` is `<namespace>/<name>`, never a pod. Series that carry a policy
+ * never a pod. One convention for every per-policy series (ADR 0062): it
+ * carries `namespace` (the policy's) and `policy` (`<namespace>/<name>`, unique
+ * on its own, so `sum by (policy)` never merges two namespaces' policies). Series that carry a policy
  * are remembered so `forgetPolicy` can delete them when the policy goes away.
  */
 export class Metrics {
@@ -48,7 +52,7 @@ export class Metrics {
   readonly peer: PeerMetrics;
   /** The series the chart's alerts need (ADR 0061). */
   readonly alerts: AlertMetrics;
-  readonly #probes: Counter<'policy' | 'kind' | 'result'>;
+  readonly #probes: Counter<'namespace' | 'policy' | 'kind' | 'result'>;
   readonly #probeDuration: Histogram<'kind' | 'handler'>;
   readonly #schedulerLag: Histogram;
   readonly #scheduleLag: Histogram<'namespace' | 'policy'>;
@@ -73,9 +77,9 @@ export class Metrics {
   readonly #gateWriteQueue: Gauge;
   readonly #gateWriteLimit: Gauge;
   readonly #gateWriteInflight: Gauge;
-  readonly #remediations: Counter<'policy' | 'action' | 'result'>;
-  readonly #transitions: Counter<'policy' | 'kind' | 'to'>;
-  readonly #probeErrors: Gauge<'policy'>;
+  readonly #remediations: Counter<'namespace' | 'policy' | 'action' | 'result'>;
+  readonly #transitions: Counter<'namespace' | 'policy' | 'kind' | 'to'>;
+  readonly #probeErrors: Gauge<'namespace' | 'policy'>;
   readonly #divergentPods: Gauge<'namespace' | 'policy'>;
   readonly #noVantagePods: Gauge<'namespace' | 'policy'>;
   readonly #policies: Gauge<'state'>;
@@ -102,7 +106,7 @@ export class Metrics {
     this.peer = new PeerMetrics(this.registry);
     this.alerts = new AlertMetrics(this.registry);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
-    this.#probes = new Counter({ name: `${prefix}probes_total`, help: 'Probe attempts by policy, probe kind and result.', labelNames: ['policy', 'kind', 'result'], registers });
+    this.#probes = new Counter({ name: `${prefix}probes_total`, help: 'Probe attempts by policy, probe kind and result.', labelNames: ['namespace', 'policy', 'kind', 'result'], registers });
     this.#probeDuration = new Histogram({ name: `${prefix}probe_duration_seconds`, help: 'Time one probe attempt took.', labelNames: ['kind', 'handler'], buckets: latencyBuckets, registers });
     this.#schedulerLag = new Histogram({ name: `${prefix}scheduler_lag_seconds`, help: 'How late a probe started after its due time.', buckets: latencyBuckets, registers });
     this.#scheduleLag = new Histogram({
@@ -149,9 +153,9 @@ export class Metrics {
     this.#gateWriteQueue = new Gauge({ name: `${prefix}gate_write_queue`, help: 'Gate writes waiting for a slot, by urgency (false, repair, recovery, initial; sent in that order).', labelNames: ['urgency'], registers });
     this.#gateWriteLimit = new Gauge({ name: `${prefix}gate_write_inflight_limit`, help: 'Gate writes allowed in flight now: grows while writes succeed fast, halves on 429/503, up to --gate-write-max-inflight.', registers });
     this.#gateWriteInflight = new Gauge({ name: `${prefix}gate_write_inflight`, help: 'Gate writes in flight now.', registers });
-    this.#remediations = new Counter({ name: `${prefix}remediations_total`, help: 'Liveness remediations by policy, action and result.', labelNames: ['policy', 'action', 'result'], registers });
-    this.#transitions = new Counter({ name: `${prefix}transitions_total`, help: 'Committed result transitions by policy, probe kind and new value.', labelNames: ['policy', 'kind', 'to'], registers });
-    this.#probeErrors = new Gauge({ name: `${prefix}probe_errors`, help: 'Targets of a policy whose last probe attempt errored (not counted as failure).', labelNames: ['policy'], registers });
+    this.#remediations = new Counter({ name: `${prefix}remediations_total`, help: 'Liveness remediations by policy, action and result.', labelNames: ['namespace', 'policy', 'action', 'result'], registers });
+    this.#transitions = new Counter({ name: `${prefix}transitions_total`, help: 'Committed result transitions by policy, probe kind and new value.', labelNames: ['namespace', 'policy', 'kind', 'to'], registers });
+    this.#probeErrors = new Gauge({ name: `${prefix}probe_errors`, help: 'Targets of a policy whose last probe attempt errored (not counted as failure).', labelNames: ['namespace', 'policy'], registers });
     this.#readinessPanic = new Gauge({
       name: `${prefix}readiness_panic`,
       help: 'Whether this replica holds a policy in readiness panic (1): more of its gated pods fail readiness than maxUnreadyPercent allows, and outprobe fails open.',
@@ -209,7 +213,7 @@ export class Metrics {
     const key = `${p.policy}\u0000${p.kind}\u0000${p.result}`;
     let series = this.#probeSeries.get(key);
     if (series === undefined) {
-      const labels = { policy: p.policy, kind: p.kind, result: p.result };
+      const labels = { namespace: namespaceOf(p.policy), policy: p.policy, kind: p.kind, result: p.result };
       series = this.#probes.labels(labels);
       this.#probeSeries.set(key, series);
       this.#remember(p.policy, 'probes', labels, () => {
@@ -313,21 +317,22 @@ export class Metrics {
   }
 
   recordRemediation(r: { readonly policy: string; readonly action: RemediationAction; readonly result: RemediationResultLabel }): void {
-    const labels = { policy: r.policy, action: r.action === 'Evict' ? 'evict' : 'delete', result: r.result };
+    const labels = { namespace: namespaceOf(r.policy), policy: r.policy, action: r.action === 'Evict' ? 'evict' : 'delete', result: r.result };
     this.#remediations.inc(labels);
     this.#remember(r.policy, 'remediations', labels, () => this.#remediations.remove(labels));
   }
 
   recordTransition(t: { readonly policy: string; readonly kind: ProbeKind; readonly to: TransitionToLabel }): void {
-    const labels = { policy: t.policy, kind: t.kind, to: t.to };
+    const labels = { namespace: namespaceOf(t.policy), policy: t.policy, kind: t.kind, to: t.to };
     this.#transitions.inc(labels);
     this.#remember(t.policy, 'transitions', labels, () => this.#transitions.remove(labels));
   }
 
   /** Targets of `policy` whose last attempts errored (the kubelet discards those results). */
   setProbeErrors(policy: string, n: number): void {
-    this.#probeErrors.set({ policy }, n);
-    this.#remember(policy, 'probe_errors', {}, () => this.#probeErrors.remove({ policy }));
+    const labels = { namespace: namespaceOf(policy), policy };
+    this.#probeErrors.set(labels, n);
+    this.#remember(policy, 'probe_errors', {}, () => this.#probeErrors.remove(labels));
   }
 
   /** A policy's panic-threshold state on this replica. `policy` is `<namespace>/<name>`. */

@@ -129,7 +129,7 @@ describe('controller against a real kube-apiserver', () => {
     assert.ok(unhealthy.count >= 2, `count ${unhealthy.count}`);
     assert.equal(unhealthy.source?.component, 'outprobe');
     assert.ok(list.some((e) => e.reason === 'ReadinessGateChanged'));
-    assert.match(await c.metrics.text(), /outprobe_probes_total\{policy="[^"]+\/web",kind="readiness",result="failure"\} [1-9]/);
+    assert.match(await c.metrics.text(), /outprobe_probes_total\{namespace="[^"]+",policy="[^"]+\/web",kind="readiness",result="failure"\} [1-9]/);
   });
 
   it('a gate that another writer turned False is put back by the next confirming probe', async () => {

@@ -142,7 +142,7 @@ describe('reporter: reflector signals', () => {
     report({ type: 'probe', target, pod, outcome: voided(note), durationMs: 3_000, observe: false });
     const text = await metrics.text();
     assert.ok(text.includes('outprobe_probes_voided_total{namespace="shop",policy="shop/web",kind="readiness"} 2'));
-    assert.ok(text.includes('outprobe_probes_total{policy="shop/web",kind="readiness",result="voided"} 1'));
+    assert.ok(text.includes('outprobe_probes_total{namespace="shop",policy="shop/web",kind="readiness",result="voided"} 1'));
     assert.equal(debug.length, 2);
     assert.deepEqual(events, []);
     report({ type: 'probe', target, pod, outcome: failure('dial tcp 10.0.0.5:8080: i/o timeout'), durationMs: 1_000, observe: false });

@@ -29,7 +29,7 @@ describe('Metrics', () => {
     m.recordEventFolded('ReadinessGateChanged');
     const text = await m.text();
     for (const line of [
-      'outprobe_probes_total{policy="ns/web",kind="readiness",result="failure"} 1',
+      'outprobe_probes_total{namespace="ns",policy="ns/web",kind="readiness",result="failure"} 1',
       'outprobe_probe_duration_seconds_bucket{le="0.025",kind="readiness",handler="httpGet"} 1',
       'outprobe_probe_duration_seconds_bucket{le="0.01",kind="readiness",handler="httpGet"} 0',
       'outprobe_scheduler_lag_seconds_count 1',
@@ -42,9 +42,9 @@ describe('Metrics', () => {
       'outprobe_api_requests_total{verb="GET",resource="pods",code="<error>"} 1',
       'outprobe_api_request_duration_seconds_sum{verb="PATCH",resource="pods/status"} 0.015',
       'outprobe_gate_writes_total{result="written"} 1',
-      'outprobe_remediations_total{policy="ns/web",action="evict",result="evicted"} 1',
-      'outprobe_transitions_total{policy="ns/web",kind="readiness",to="failure"} 1',
-      'outprobe_probe_errors{policy="ns/web"} 2',
+      'outprobe_remediations_total{namespace="ns",policy="ns/web",action="evict",result="evicted"} 1',
+      'outprobe_transitions_total{namespace="ns",policy="ns/web",kind="readiness",to="failure"} 1',
+      'outprobe_probe_errors{namespace="ns",policy="ns/web"} 2',
       'outprobe_policies{state="invalid"} 1',
       'outprobe_events_total{result="bumped"} 1',
       'outprobe_events_dropped_total{reason="ReadinessGateChanged",cause="queue_full"} 1',
@@ -57,10 +57,10 @@ describe('Metrics', () => {
     m.forgetPolicy('ns/web');
     const text = await m.text();
     assert.ok(!text.includes('ns/web'), text);
-    assert.ok(text.includes('outprobe_probes_total{policy="ns/api",kind="liveness",result="success"} 1'));
+    assert.ok(text.includes('outprobe_probes_total{namespace="ns",policy="ns/api",kind="liveness",result="success"} 1'));
     m.forgetPolicy('ns/unknown');
     m.recordProbe({ policy: 'ns/web', kind: 'readiness', handler: 'grpc', result: 'errored', durationSeconds: 1 });
-    assert.ok((await m.text()).includes('outprobe_probes_total{policy="ns/web",kind="readiness",result="errored"} 1'));
+    assert.ok((await m.text()).includes('outprobe_probes_total{namespace="ns",policy="ns/web",kind="readiness",result="errored"} 1'));
   });
 
   it('a probe series recorded again after forgetPolicy counts from 0 in a new series (the cached series went with the policy)', async () => {
@@ -68,12 +68,12 @@ describe('Metrics', () => {
     const probe = { policy: 'ns/web', kind: 'readiness', handler: 'httpGet', result: 'success', durationSeconds: 0.01 } as const;
     m.recordProbe(probe);
     m.recordProbe(probe);
-    assert.ok((await m.text()).includes('outprobe_probes_total{policy="ns/web",kind="readiness",result="success"} 2'));
+    assert.ok((await m.text()).includes('outprobe_probes_total{namespace="ns",policy="ns/web",kind="readiness",result="success"} 2'));
     m.forgetPolicy('ns/web');
-    assert.ok(!(await m.text()).includes('outprobe_probes_total{policy="ns/web"'));
+    assert.ok(!(await m.text()).includes('outprobe_probes_total{namespace="ns",policy="ns/web"'));
     m.recordProbe(probe);
     const text = await m.text();
-    assert.ok(text.includes('outprobe_probes_total{policy="ns/web",kind="readiness",result="success"} 1'), text);
+    assert.ok(text.includes('outprobe_probes_total{namespace="ns",policy="ns/web",kind="readiness",result="success"} 1'), text);
     assert.ok(text.includes('outprobe_probe_duration_seconds_count{kind="readiness",handler="httpGet"} 3'), text);
   });
 
@@ -110,5 +110,27 @@ describe('Metrics', () => {
     assert.ok(text.includes('outprobe_probes_in_flight{namespace="ns"} 2'));
     m.observeScheduleLag('ns', 'ns/web', 0.5); // a policy of the same name, created again
     assert.ok((await m.text()).includes('outprobe_probe_schedule_lag_seconds_count{namespace="ns",policy="ns/web"} 1'));
+  });
+});
+
+describe('Metrics: one labelling convention (ADR 0062)', () => {
+  it('every series labelled with a policy also carries its namespace, and policy is <namespace>/<name>', async () => {
+    const m = populated();
+    m.observeScheduleLag('shop', 'shop/web', 0.1);
+    m.recordProbeVoided({ namespace: 'shop', policy: 'shop/web', kind: 'readiness' });
+    m.setReadinessPanic({ namespace: 'shop', policy: 'shop/web', panic: true, held: 1, failedOpen: 2 });
+    m.setDivergentPods('shop', 'shop/web', 1);
+    m.setNoVantagePods('shop', 'shop/web', 1);
+    m.alerts.setRemediationHalted('shop', 'shop/web', true);
+    const text = await m.text();
+    const labelled = text.split('\n').filter((l) => !l.startsWith('#') && l.includes('policy="'));
+    const families = new Set(labelled.map((l) => l.slice(0, l.indexOf('{')).replace(/_(bucket|sum|count)$/, '')));
+    assert.ok(families.size >= 11, [...families].join(' '));
+    const wrong = labelled.filter((l) => {
+      const ns = /[{,]namespace="([^"]*)"/.exec(l)?.[1];
+      const policy = /[{,]policy="([^"]*)"/.exec(l)?.[1];
+      return ns === undefined || policy === undefined || !policy.startsWith(`${ns}/`) || ns === '';
+    });
+    assert.deepEqual(wrong, []);
   });
 });
