@@ -25,7 +25,7 @@ import { logsOnFailure } from '../support/replicas/index.ts';
 import type { Podserve } from '../support/podserve/index.ts';
 import { createNetPod, pinNeighbours, podIpOf } from './support/net-pods.ts';
 import type { NetPod } from './support/net-pods.ts';
-import { createFleet } from '../support/fleet/index.ts';
+import { createFleet, markRunningReady } from '../support/fleet/index.ts';
 import { alertsOf, dashboardExpressions, findPromtool, metricFamilies, renderRules, samplesOf, scrapedAlertTest, testRules, undeclared } from '../support/alerts/index.ts';
 import type { Fleet, FleetPod } from '../support/fleet/index.ts';
 
@@ -257,5 +257,20 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     assert.deepEqual([...seenFalse.keys()], [], 'no gate turned False');
     const items = ((await cp!.kube.get(`/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`))['items'] ?? []) as { metadata: { deletionTimestamp?: string } }[];
     assert.equal(items.filter((i) => i.metadata.deletionTimestamp === undefined).length, podCount, 'no pod evicted');
+
+    // OutprobeUnownedPods on a live replica (ADR 0061): a 4th replica whose own Pod is not Ready
+    // cannot prove its membership, writes no Lease and owns nothing; until it joins it counts every
+    // selected pod as owned by no member it knows (outprobe_unowned_pods, with outprobe_shard_self_proven 0).
+    const sandbox = await net!.sandbox(net!.nodes[1]!.name, 'outprobe-r4');
+    const pod4 = await fleet!.addReplica('r4', { ip: sandbox.ip, node: net!.nodes[1]!.name });
+    await markRunningReady(cp!.kube, ns, 'r4', sandbox.ip, false);
+    const r4 = startReplica(cp!, net!, sandbox, 'r4', fleet!, pod4);
+    logs.record('r4', r4.child);
+    replicas.set('r4', r4);
+    await waitFor('r4 counts unowned pods', async () => r4.port !== undefined && (await metric(r4, /^outprobe_unowned_pods (\d+)/m)) > 0, 30_000, 250);
+    assert.equal(await metric(r4, /^outprobe_shard_self_proven (\d+)/m), 0);
+    await alertOn(cp!, r4, 'OutprobeUnownedPods', [{ severity: 'critical', instance: 'r4' }]);
+    for (const r of all) await alertOn(cp!, r, 'OutprobeUnownedPods', []);
+    log(`r4 (not Ready, unproven): outprobe_unowned_pods ${await metric(r4, /^outprobe_unowned_pods (\d+)/m)}; OutprobeUnownedPods fires on its samples, not on r1-r3's`);
   });
 });
