@@ -44,7 +44,7 @@ void describe('chart alerts and dashboard under promtool', () => {
     };
     assert.match(check(stringify(rules)), /SUCCESS: 8 rules found/);
     const tuned = renderRules(helm, '--set', 'prometheusRule.selector=job="outprobe"\\,namespace="outprobe"',
-      '--set', 'prometheusRule.alerts.gateWriteDelay.quantile=0.9', '--set', 'prometheusRule.alerts.gateWriteDelay.threshold=2.5',
+      '--set', 'prometheusRule.alerts.gateWriteDelay.quantile=0.9', '--set-json', 'prometheusRule.alerts.gateWriteDelay.threshold=2.5',
       '--set', 'prometheusRule.alerts.watchRestarts.window=1h', '--set', 'prometheusRule.alerts.readinessPanic.enabled=false',
       '--set', 'prometheusRule.additionalLabels.team=platform');
     assert.match(check(stringify(tuned)), /SUCCESS: 7 rules found/);
