@@ -218,6 +218,7 @@ async function main(): Promise<number> {
       return controller.ready;
     },
     pods: () => controller.pods.store.values(),
+    selected: (p) => controller.selected(p),
     localCounts: () => controller.localCounts(),
     resync: () => {
       controller.resync();

@@ -4,7 +4,7 @@ import type { CustomObjectJson, KubeClient, Pod, PodJson } from '../kube/index.t
 import { Scheduler } from '../probing/index.ts';
 import type { StatusInput } from '../status/index.ts';
 import type { StallGuard } from '../probing/index.ts';
-import { AddressGuard } from '../targets/index.ts';
+import { AddressGuard, selects } from '../targets/index.ts';
 import { GateWriter, deletePod, evictPod, patchGateCondition } from '../writeback/index.ts';
 import type { WriteQueue } from '../writeback/index.ts';
 import type { RemediationLimits } from '../writeback/index.ts';
@@ -405,6 +405,12 @@ export class Controller {
   /** Verdicts of other vantages on this replica's pods (the peer endpoint, ADR 0058); ignored without several vantages. */
   vantageReports(batch: ReportBatch): void {
     this.#several?.accept(batch);
+  }
+
+  /** Does a valid policy select the pod (the unowned gauge counts only these)? */
+  selected(pod: Pod): boolean {
+    for (const e of this.policies.values()) if (e.policy !== undefined && selects(e.policy, pod)) return true;
+    return false;
   }
 
   /** Re-plans every pod, e.g. after shard membership changed: gained pods get targets, lost ones lose them. */

@@ -14,6 +14,7 @@ export { Handover } from './handover.ts';
 export type { Gain } from './handover.ts';
 export { LeaseWriter } from './lease-writer.ts';
 export { ShardMembership } from './membership.ts';
+export { unownedCount } from './unowned.ts';
 export { decodeClaim, encodeClaim, hostPort, memberAnnotation, projectMemberPod } from './member.ts';
 export type { Member, MemberClaim, MemberPod } from './member.ts';
 export { declaredMember, proveLease, rejectionReasons } from './proof.ts';

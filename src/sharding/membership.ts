@@ -5,6 +5,7 @@ import { aggregateCounts } from './counts.ts';
 import type { PolicyCounts } from './counts.ts';
 import { Handover } from './handover.ts';
 import { isLive, leaseName, liveMembers, nextExpiry, projectLease, shardLabel } from './lease.ts';
+import { unownedCount } from './unowned.ts';
 import type { ShardLease } from './lease.ts';
 import { LeaseWriter } from './lease-writer.ts';
 import { encodeClaim, memberAnnotation } from './member.ts';
@@ -28,6 +29,8 @@ export interface ShardHost {
   localCounts(): ReadonlyMap<string, PolicyCounts>;
   /** Re-plan every pod after ownership changed. */
   resync(): void;
+  /** Does a valid policy select the pod (what the unowned gauge counts)? @default every pod */
+  selected?(pod: Pod): boolean;
   /** More annotations to publish on every renew (the peer report). @default none */
   annotations?(): Readonly<Record<string, string>>;
 }
@@ -432,15 +435,15 @@ export class ShardMembership {
     }
   }
 
-  /** Pods no live member owns (all of them while there is none; should be 0). */
+  /** Selected pods no live member owns (see unownedCount; should be 0). */
   unownedPods(): number {
-    const members = this.#members;
-    if (members !== undefined && members.length > 0) return 0;
-    // Standing down it owns nothing, but the live peers own every pod.
-    if (this.#standingDown && this.peerLeases().length > 0) return 0;
-    let n = 0;
-    for (const p of this.#host?.pods() ?? []) if (p.phase !== 'Succeeded' && p.phase !== 'Failed') n++;
-    return n;
+    const now = this.#o.clock.now();
+    return unownedCount({
+      members: this.#members,
+      livePeers: this.peerLeases().filter((l) => isLive(l, now)).length,
+      pods: this.#host?.pods() ?? [],
+      selected: this.#host?.selected?.bind(this.#host),
+    });
   }
 
   /** The live members' proven places (their nodes from their pods, ADR 0040). */

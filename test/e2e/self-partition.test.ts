@@ -258,19 +258,28 @@ describe(`self-partition: one of 3 replicas cut off from every pod (${podCount} 
     const items = ((await cp!.kube.get(`/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`))['items'] ?? []) as { metadata: { deletionTimestamp?: string } }[];
     assert.equal(items.filter((i) => i.metadata.deletionTimestamp === undefined).length, podCount, 'no pod evicted');
 
-    // OutprobeUnownedPods on a live replica (ADR 0061): a 4th replica whose own Pod is not Ready
-    // cannot prove its membership, writes no Lease and owns nothing; until it joins it counts every
-    // selected pod as owned by no member it knows (outprobe_unowned_pods, with outprobe_shard_self_proven 0).
+    // OutprobeUnownedPods (ADR 0061). A 4th replica whose own Pod is not Ready cannot prove its
+    // membership, writes no Lease and owns nothing; while live peers own every pod it reports none
+    // unowned (it used to count every pod of the namespaces, replicas included: 34, and page).
+    // Once no live member is left, it counts the selected pods nobody probes, and the alert fires.
     const sandbox = await net!.sandbox(net!.nodes[1]!.name, 'outprobe-r4');
     const pod4 = await fleet!.addReplica('r4', { ip: sandbox.ip, node: net!.nodes[1]!.name });
     await markRunningReady(cp!.kube, ns, 'r4', sandbox.ip, false);
     const r4 = startReplica(cp!, net!, sandbox, 'r4', fleet!, pod4);
     logs.record('r4', r4.child);
     replicas.set('r4', r4);
-    await waitFor('r4 counts unowned pods', async () => r4.port !== undefined && (await metric(r4, /^outprobe_unowned_pods (\d+)/m)) > 0, 30_000, 250);
+    await waitFor('r4 serves /metrics', async () => r4.port !== undefined && !Number.isNaN(await metric(r4, /^outprobe_unowned_pods (\d+)/m)), 30_000, 250);
+    await sleep(3 * periodMs);
     assert.equal(await metric(r4, /^outprobe_shard_self_proven (\d+)/m), 0);
+    assert.equal(await metric(r4, /^outprobe_unowned_pods (\d+)/m), 0, 'the live members own every pod');
+    await alertOn(cp!, r4, 'OutprobeUnownedPods', []);
+    for (const r of all) r.child.kill('SIGKILL');
+    const counted = await waitFor('r4 counts the selected pods once no member is live', async () => {
+      const n = await metric(r4, /^outprobe_unowned_pods (\d+)/m);
+      return n > 0 ? n : undefined;
+    }, leaseMs + 20_000, 250);
+    assert.equal(counted, podCount, 'the selected pods, not the replicas\' own');
     await alertOn(cp!, r4, 'OutprobeUnownedPods', [{ severity: 'critical', instance: 'r4' }]);
-    for (const r of all) await alertOn(cp!, r, 'OutprobeUnownedPods', []);
-    log(`r4 (not Ready, unproven): outprobe_unowned_pods ${await metric(r4, /^outprobe_unowned_pods (\d+)/m)}; OutprobeUnownedPods fires on its samples, not on r1-r3's`);
+    log(`r4 (not Ready, unproven): outprobe_unowned_pods 0 while r1-r3 live; ${counted} once they are gone, and OutprobeUnownedPods fires on its samples`);
   });
 });
