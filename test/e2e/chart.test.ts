@@ -406,6 +406,9 @@ void describe('charts/outprobe', () => {
     });
     const peerRules = (np.spec['ingress'] as { ports: { port: number }[]; from?: unknown[] }[]).filter((r) => r.ports.some((p) => p.port === 9444));
     assert.deepEqual(peerRules, [{ ports: [{ port: 9444, protocol: 'TCP' }], from: [{ podSelector: selector }] }], 'the peer port is admitted from the replicas only');
+    // networkPolicy.webhookFrom restricts the webhook port to the API server's addresses (issue 27).
+    const apiOnly = find(template('--set-json', 'networkPolicy.webhookFrom=[{"ipBlock":{"cidr":"198.18.0.10/32"}}]'), 'NetworkPolicy').spec?.['ingress'] as { ports: { port: number }[]; from?: unknown[] }[];
+    assert.deepEqual(apiOnly[2], { ports: [{ port: 9443, protocol: 'TCP' }], from: [{ ipBlock: { cidr: '198.18.0.10/32' } }] });
     const moved = find(template('--set', 'peer.port=7000'), 'NetworkPolicy').spec?.['ingress'] as { ports: { port: number }[]; from?: unknown[] }[];
     assert.deepEqual(moved[1], { ports: [{ port: 7000, protocol: 'TCP' }], from: [{ podSelector: selector }] });
     assert.equal(template('--set', 'networkPolicy.enabled=false').some((o) => o.kind === 'NetworkPolicy'), false);
