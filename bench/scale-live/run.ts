@@ -275,7 +275,7 @@ async function recreatePhase(c: Ctx): Promise<Record<string, unknown>> {
 
 function controllerArgs(c: Pick<Ctx, 'o' | 'cp'>, podNetworks: readonly string[]): string[] {
   // Host processes with no Pod of their own: membership declared (ADR 0036's development mode), and no peer listener address to collide.
-  return ['--kubeconfig', c.cp.kubeconfigPath, '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'none', '--membership-proof', 'none', '--peer-addr', '127.0.0.1:0',
+  return ['--kubeconfig', c.cp.kubeconfigPath, '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'none', '--membership-proof', 'none', '--peer-addr', '127.0.0.1:0', '--debug-addr', '127.0.0.1:0',
     '--lease-namespace', 'default', '--allowed-probe-cidrs', podNetworks.join(','), ...c.o.controllerArgs];
 }
 

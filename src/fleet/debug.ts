@@ -25,14 +25,26 @@ export async function startDebugEndpoint(o: { readonly config: Config; readonly 
     };
   }
   const view = fleetView(o.shard, o.config);
-  const server = await startDebugServer({
-    host: addr.host,
-    port: addr.port,
-    source: {
-      pod: (namespace, name) => podReport({ controller: o.controller, journal: o.journal, fleet: view, namespace, name, now: o.clock.now() }),
-      fleet: () => fleetReport(o.controller, view, o.clock.now()),
-    },
-  });
+  let server: Awaited<ReturnType<typeof startDebugServer>>;
+  try {
+    server = await startDebugServer({
+      host: addr.host,
+      port: addr.port,
+      source: {
+        pod: (namespace, name) => podReport({ controller: o.controller, journal: o.journal, fleet: view, namespace, name, now: o.clock.now() }),
+        fleet: () => fleetReport(o.controller, view, o.clock.now()),
+      },
+    });
+  } catch (err: unknown) {
+    // A debugging aid never stops probing: another process on the host (several replicas outside pods) may hold the port.
+    o.log.warn('debug endpoint not serving: kubectl outprobe explain cannot read this replica (--debug-addr)', { host: addr.host, port: addr.port, error: String(err) });
+    return {
+      close: () => {
+        clearInterval(sweep);
+        return Promise.resolve();
+      },
+    };
+  }
   o.log.info('debug endpoint serving (loopback; kubectl outprobe reads it through port-forward)', { host: addr.host, port: server.port });
   return {
     close: async () => {

@@ -8,6 +8,10 @@ import type { ControllerEvent } from '../../../src/controller/index.ts';
 import type { TargetPlan } from '../../../src/targets/index.ts';
 import type { Pod } from '../../../src/kube/index.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { startDebugEndpoint } from '../../../src/fleet/index.ts';
+import type { Config } from '../../../src/config/index.ts';
 
 const plan = (key: string): TargetPlan => ({ key, policy: 'ns/web', podKey: 'ns/p', podUid: 'u1', kind: 'readiness', container: 'app', probe: {} as TargetPlan['probe'], conditionType: 'outprobe.io/web' });
 const probe = (key: string, output: string, kind: 'success' | 'failure' = 'failure'): ControllerEvent => ({ type: 'probe', target: plan(key), pod: {} as Pod, outcome: { kind, output }, durationMs: 3.4, observe: false });
@@ -179,5 +183,24 @@ describe('the debug endpoint', () => {
     const open = loadConfig(['--debug-addr', '0.0.0.0:9446'], env);
     assert.ok(!open.ok);
     assert.match(open.message, /loopback/);
+  });
+});
+
+describe('startDebugEndpoint', () => {
+  it('a port another process holds costs the debug endpoint, never the replica: a warning, and it runs on', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    const warned: string[] = [];
+    const log = { debug: () => undefined, info: () => undefined, warn: (m: string) => warned.push(m), error: () => undefined, child: () => log } as never;
+    try {
+      const config = { identity: 'r1', self: {}, debug: { host: '127.0.0.1', port } } as unknown as Config;
+      const d = await startDebugEndpoint({ config, controller: { targets: { get: () => undefined } } as never, shard: undefined, journal: new ResultJournal({ clock: new FakeClock() }), clock: new FakeClock(), log });
+      await d.close();
+      assert.equal(warned.length, 1);
+      assert.match(warned[0] ?? '', /^debug endpoint not serving/);
+    } finally {
+      holder.close();
+    }
   });
 });
