@@ -15,6 +15,7 @@ const options = {
   identity: { type: 'string', env: 'OUTPROBE_IDENTITY', help: 'This replica\'s identity (default: $POD_NAME, else the hostname)' },
   'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080 with --metrics-auth=kubernetes, 127.0.0.1:8080 with none; port 0 picks a free one)' },
   'metrics-auth': { type: 'string', env: 'OUTPROBE_METRICS_AUTH', help: 'kubernetes | none: /metrics needs a bearer token that a TokenReview authenticates and a SubjectAccessReview allows to get the non-resource URL /metrics (needs RBAC create on tokenreviews and subjectaccessreviews), or is open (default kubernetes; /healthz and /readyz are always open)' },
+  'metrics-cert-dir': { type: 'string', env: 'OUTPROBE_METRICS_CERT_DIR', help: 'Directory with tls.crt and tls.key (a kubernetes.io/tls Secret mounted there: cert-manager\'s or one\'s own): the metrics port then serves HTTPS only, TLS 1.2 at least, /metrics, /healthz and /readyz alike (probe them with scheme HTTPS); the files are re-read every 10 s and a changed pair is served to new connections without a restart, a broken one (unreadable, key not matching) leaving the previous pair in service; the process does not start without a servable pair (default: none, plain HTTP; ADR 0068)' },
   'log-level': { type: 'string', env: 'OUTPROBE_LOG_LEVEL', help: 'error | warn | info | debug (default info)' },
   concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once, shared fairly between namespaces, then policies (default 256; up to twice it while a namespace reclaims its share from slow probes)' },
   'max-probe-timeout': { type: 'string', env: 'OUTPROBE_MAX_PROBE_TIMEOUT', help: 'Longest probe timeout in seconds; a probe\'s longer timeoutSeconds runs with this and its policy gets a ProbeTimeoutCapped Warning Event (default 60)' },
@@ -81,6 +82,8 @@ export const configSchema = z.object({
   metricsHost: z.string(),
   metricsPort: intFrom(0).max(65535),
   metricsAuth: z.enum(['kubernetes', 'none']),
+  /** Serve the metrics port over TLS from tls.crt/tls.key here (ADR 0068); undefined: plain HTTP. */
+  metricsCertDir: z.string().min(1).optional(),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']),
   concurrency: intFrom(1).max(100_000),
   maxProbeTimeoutSeconds: intFrom(1),
@@ -210,6 +213,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     metricsHost: addr.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0',
     metricsPort: addr.slice(colon + 1),
     metricsAuth,
+    metricsCertDir: nonEmpty(get('metrics-cert-dir')),
     logLevel: get('log-level') ?? 'info',
     concurrency: get('concurrency') ?? 256,
     maxProbeTimeoutSeconds: get('max-probe-timeout') ?? defaultMaxProbeTimeoutSeconds,
@@ -226,6 +230,11 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     ...secondOpinionConfig(get, env),
     ...webhookConfig(get),
   };
+}
+
+/** A trimmed string, or undefined when unset or blank. */
+function nonEmpty(v: string | boolean | undefined): string | undefined {
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 }
 
 /** `host:port` (brackets around an IPv6 host allowed) or `off`/empty. */
