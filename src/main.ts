@@ -20,7 +20,7 @@ import { fleetSummary, guardOptions, metricsAuthFor, runSelfCheck, shardingHooks
 import { ResultJournal } from './explain/index.ts';
 import type { Sharding } from './fleet/index.ts';
 import { NamespaceLabels, Webhook, WebhookCertStore, cacheView } from './injection/index.ts';
-import { loadServingCert } from './servingcert/index.ts';
+import { servingCertIf } from './servingcert/index.ts';
 import type { WebhookEvent } from './injection/index.ts';
 
 /** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
@@ -104,7 +104,7 @@ async function main(): Promise<number> {
   const config = loaded.config;
   const log = createLogger({ level: config.logLevel });
   // The metrics port's certificate (ADR 0068): loaded before anything else, so a missing one stops the start.
-  const metricsCert = config.metricsCertDir === undefined ? undefined : await loadServingCert({ dir: config.metricsCertDir, what: '--metrics-cert-dir', clock: systemClock, log });
+  const metricsCert = await servingCertIf({ dir: config.metricsCertDir, what: '--metrics-cert-dir', clock: systemClock, log });
   const metrics = new Metrics();
   watchHeadBudget(metrics.registry, sharedHeadBudget);
   const client = new KubeClient({
@@ -178,7 +178,7 @@ async function main(): Promise<number> {
     metrics,
     ready: () => readiness(controller, guard.check),
     authorizeMetrics: metricsAuth.authorize,
-    tls: metricsCert?.pair,
+    tls: metricsCert.pair,
   });
   const debug = await startDebugEndpoint({ config, controller, shard: late.shard, journal, clock: systemClock, log });
   log.info('outprobe started', {
@@ -232,7 +232,7 @@ async function main(): Promise<number> {
     annotations: () => (guard.check === undefined ? {} : { [peerAnnotation]: encodeReport(guard.check.report()) }),
   })));
   const selfCheckDone = stages.track('self-check', runSelfCheck(guard.check, sharding, controller, stop.signal));
-  const certDone = stages.track('metrics certificate reload', metricsCert?.run(server, stop.signal) ?? Promise.resolve());
+  const certDone = stages.track('metrics certificate reload', metricsCert.run(server, stop.signal));
   const webhookDone = stages.track('webhook', startWebhook(config, client, controller, log, metrics).run(stop.signal));
   await stages.track('controller (probes, reflectors, gate writes in flight)', controller.run(stop.signal));
   await webhookDone;

@@ -10,5 +10,5 @@ export { CertReloader, defaultReloadIntervalMs } from './reloader.ts';
 export type { CertReloaderOptions, ReloadEvent, ReloadStep } from './reloader.ts';
 export { readPairFrom } from './files.ts';
 export { handshakeTimeoutMs, minTlsVersion, secureContextOptions, tlsServerOptions } from './tls.ts';
-export { loadServingCert } from './serving.ts';
-export type { CertSwappable, ServingCert, ServingCertOptions } from './serving.ts';
+export { loadServingCert, servingCertIf } from './serving.ts';
+export type { CertSwappable, OptionalServingCert, ServingCert, ServingCertOptions } from './serving.ts';

@@ -11,6 +11,19 @@ export interface CertSwappable {
   setCertificate(pair: ServingPair): void;
 }
 
+/** A certificate directory loaded once and watched afterwards, or none (plain HTTP). */
+export interface OptionalServingCert {
+  /** The pair to start the listener with; undefined: serve plain HTTP. */
+  readonly pair: ServingPair | undefined;
+  run(listener: CertSwappable, signal: AbortSignal): Promise<void>;
+}
+
+/** `loadServingCert` when a directory is configured; otherwise nothing to serve or watch. */
+export async function servingCertIf(o: Omit<ServingCertOptions, 'dir'> & { readonly dir: string | undefined }): Promise<OptionalServingCert> {
+  if (o.dir === undefined) return { pair: undefined, run: () => Promise.resolve() };
+  return loadServingCert({ ...o, dir: o.dir });
+}
+
 /** A certificate directory loaded once and watched afterwards. */
 export interface ServingCert {
   /** The pair to start the listener with. */
