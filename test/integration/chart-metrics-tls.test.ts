@@ -71,7 +71,8 @@ describe('chart: metrics.tls', () => {
     const objs = ok(...tls, '--set', 'metrics.tls.certManager.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true');
     const spec = podSpec(objs, 'Deployment');
     const c = spec.containers[0];
-    assert.ok(c?.args?.includes('--metrics-cert-dir=/etc/outprobe/metrics-tls'), c?.args?.join(' '));
+    assert.ok(c !== undefined);
+    assert.ok(c.args?.includes('--metrics-cert-dir=/etc/outprobe/metrics-tls'), c.args?.join(' '));
     assert.deepEqual(c.volumeMounts?.find((m) => m.name === 'metrics-tls'), { name: 'metrics-tls', mountPath: '/etc/outprobe/metrics-tls', readOnly: true });
     assert.deepEqual(spec.volumes?.find((v) => v.name === 'metrics-tls')?.secret, { secretName: 'outprobe-metrics-tls', defaultMode: 0o440 });
     assert.deepEqual(c.livenessProbe?.httpGet, { path: '/healthz', port: 'metrics', scheme: 'HTTPS' });
