@@ -53,9 +53,10 @@ describe('chart: metrics.tls', () => {
   it('is off by default: plain HTTP, HTTP probes, nothing of it rendered', () => {
     const objs = ok('--set', 'metrics.serviceMonitor.enabled=true');
     const c = podSpec(objs, 'Deployment').containers[0];
-    assert.equal(c?.args?.some((a) => a.startsWith('--metrics-cert-dir')), false);
-    assert.equal(c?.livenessProbe?.httpGet.scheme, undefined);
-    assert.equal(c?.readinessProbe?.httpGet.scheme, undefined);
+    assert.ok(c !== undefined);
+    assert.equal(c.args?.some((a) => a.startsWith('--metrics-cert-dir')), false);
+    assert.equal(c.livenessProbe?.httpGet.scheme, undefined);
+    assert.equal(c.readinessProbe?.httpGet.scheme, undefined);
     assert.equal(podSpec(objs, 'Deployment').volumes?.some((v) => v.name === 'metrics-tls'), false);
     const ep = endpointOf(objs, 'ServiceMonitor');
     assert.equal(ep['scheme'], undefined);
