@@ -103,9 +103,9 @@ async function main(): Promise<number> {
   }
   const config = loaded.config;
   const log = createLogger({ level: config.logLevel });
-  // The metrics port's certificate (ADR 0068): loaded before anything else, so a missing one stops the start.
-  const metricsCert = await servingCertIf({ dir: config.metricsCertDir, what: '--metrics-cert-dir', clock: systemClock, log });
   const metrics = new Metrics();
+  // The metrics port's certificate (ADR 0068): loaded before anything else, so a missing one stops the start.
+  const metricsCert = await servingCertIf({ dir: config.metricsCertDir, what: '--metrics-cert-dir', clock: systemClock, log, metrics: metrics.certs.listener('metrics') });
   watchHeadBudget(metrics.registry, sharedHeadBudget);
   const client = new KubeClient({
     connection: loadConnection({ kubeconfig: config.kubeconfig, context: config.context }),

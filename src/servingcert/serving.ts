@@ -1,5 +1,5 @@
 import type { Clock } from '../kernel/index.ts';
-import type { Logger } from '../observability/index.ts';
+import type { ListenerCertMetrics, Logger } from '../observability/index.ts';
 import { readPairFrom } from './files.ts';
 import { checkPair } from './pair.ts';
 import type { ServingPair } from './pair.ts';
@@ -39,6 +39,8 @@ export interface ServingCertOptions {
   readonly what: string;
   readonly clock: Clock;
   readonly log: Logger;
+  /** The certificate's end, and its reloads. @default none */
+  readonly metrics?: ListenerCertMetrics;
   /** @default 10000 */
   readonly intervalMs?: number;
 }
@@ -58,6 +60,7 @@ export async function loadServingCert(o: ServingCertOptions): Promise<ServingCer
   const check = checkPair(pair);
   if (!check.ok) throw new Error(`${o.what} ${o.dir}: ${check.reason}`);
   o.log.info('serving certificate loaded', { for: o.what, fingerprint: check.fingerprint, notAfter: new Date(check.notAfter).toISOString(), names: check.names });
+  o.metrics?.setNotAfter(check.notAfter);
   if (check.notAfter <= o.clock.now()) o.log.warn('serving certificate expired', { for: o.what, notAfter: new Date(check.notAfter).toISOString() });
   return {
     pair,
@@ -66,7 +69,10 @@ export async function loadServingCert(o: ServingCertOptions): Promise<ServingCer
       apply: (p) => listener.setCertificate(p),
       clock: o.clock,
       serving: pair,
-      observe: reloadLogger(o.what, o.log),
+      observe: (e) => {
+        reloadLogger(o.what, o.log)(e);
+        reloadMetrics(o.metrics, e);
+      },
       ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }),
     }).run(signal),
   };
@@ -84,4 +90,14 @@ function reloadLogger(what: string, log: Logger): (e: ReloadEvent) => void {
       log.warn('serving certificate files cannot be read; the previous certificate stays in service', { for: what, error: String(e.error) });
     }
   };
+}
+
+function reloadMetrics(metrics: ListenerCertMetrics | undefined, e: ReloadEvent): void {
+  if (metrics === undefined) return;
+  if (e.type === 'cert-loaded') {
+    metrics.setNotAfter(e.notAfter);
+    metrics.recordReload('loaded');
+  } else {
+    metrics.recordReload(e.type === 'cert-rejected' ? 'rejected' : 'unreadable');
+  }
 }

@@ -8,6 +8,7 @@
 // probe); nothing answers in clear text; and a Secret updated with a new CA and certificate is
 // served without a restart, a broken update in between leaving the old one in service.
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -56,10 +57,10 @@ function get(port: number, p: string, o: { ca?: string | undefined; token?: stri
 }
 
 /** A CA, and a serving certificate it signed for the metrics Service's names and 127.0.0.1. */
-function issue(label: string): { ca: string; cert: string; key: string } {
+function issue(label: string, days = 7): { ca: string; cert: string; key: string } {
   const now = Date.now();
   const ca = issueCertificate({ commonName: `outprobe metrics e2e CA ${label}`, notBefore: now - day, notAfter: now + 30 * day });
-  const serving = issueCertificate({ commonName: serverName, names: [serverName, `outprobe-metrics.${NS}`, '127.0.0.1'], notBefore: now - day, notAfter: now + 7 * day, issuer: ca });
+  const serving = issueCertificate({ commonName: serverName, names: [serverName, `outprobe-metrics.${NS}`, '127.0.0.1'], notBefore: now - day, notAfter: now + days * day, issuer: ca });
   return { ca: ca.cert, cert: serving.cert, key: serving.key };
 }
 
@@ -189,7 +190,7 @@ void describe('/metrics over TLS, authentication still enforced', () => {
   it('serves the Secret\'s new CA and certificate without a restart; a broken update in between keeps the old one', async () => {
     const pid = child?.pid;
     const old = await secretData();
-    const next = issue('two');
+    const next = issue('two', 5);
     // half an update (the new certificate with the old key): not served
     project({ ...old, 'tls.crt': next.cert });
     await waitFor('the broken pair reported', () => Promise.resolve(lines.some((l) => /cannot be served; the previous one stays in service/.test(l))), 30_000);
@@ -214,6 +215,12 @@ void describe('/metrics over TLS, authentication still enforced', () => {
     assert.equal(child?.pid, pid);
     assert.equal(child?.exitCode, null, 'no restart');
     assert.ok(lines.some((l) => /"msg":"serving certificate reloaded"/.test(l)));
+    // what an operator alerts on: the end of the certificate in service, and the reloads
+    const text = answer.body;
+    const expiry = Number(/outprobe_serving_certificate_expiry_timestamp_seconds\{listener="metrics"\} (\d+)/.exec(text)?.[1]);
+    assert.equal(expiry, Math.floor(Date.parse(new X509Certificate(next.cert).validTo) / 1000));
+    assert.match(text, /outprobe_serving_certificate_reloads_total\{listener="metrics",result="loaded"\} 1\n/);
+    assert.match(text, /outprobe_serving_certificate_reloads_total\{listener="metrics",result="rejected"\} 1\n/);
   });
 
   it('never logs a token or a key', async () => {

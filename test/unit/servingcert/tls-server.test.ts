@@ -3,6 +3,7 @@
 // authenticating /metrics, health open to an unverifying client (the kubelet's HTTPS
 // probe), TLS 1.1 refused, and a certificate changed on disk served without a restart.
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -126,7 +127,7 @@ describe('observability server over TLS', () => {
 
 describe('loadServingCert: a Secret volume updated by the kubelet', () => {
   const one = caAndServing([serverName]);
-  const two = caAndServing([serverName]);
+  const two = caAndServing([serverName], Date.now(), Date.now() + 20 * 24 * 3600 * 1000); // ends earlier: the gauge must move
   let dir: string;
   let generation = 0;
 
@@ -157,8 +158,11 @@ describe('loadServingCert: a Secret volume updated by the kubelet', () => {
 
   it('serves the new pair after the swap, without a restart; a broken update keeps the old one', async () => {
     publish(one.serving);
-    const cert = await loadServingCert({ dir, what: '--metrics-cert-dir', clock: systemClock, log: silentLogger, intervalMs: 20 });
-    const server = await startObservabilityServer({ host: '127.0.0.1', port: 0, metrics: new Metrics({ defaultMetrics: false }), ready: () => true, tls: cert.pair });
+    const metrics = new Metrics({ defaultMetrics: false });
+    const cert = await loadServingCert({ dir, what: '--metrics-cert-dir', clock: systemClock, log: silentLogger, intervalMs: 20, metrics: metrics.certs.listener('metrics') });
+    const expiry = async (): Promise<number> => Number(/outprobe_serving_certificate_expiry_timestamp_seconds\{listener="metrics"\} (\d+)/.exec(await metrics.text())?.[1]);
+    assert.equal(await expiry(), Math.floor(Date.parse(new X509Certificate(one.serving.cert).validTo) / 1000));
+    const server = await startObservabilityServer({ host: '127.0.0.1', port: 0, metrics, ready: () => true, tls: cert.pair });
     const stop = new AbortController();
     const running = cert.run(server, stop.signal);
     try {
@@ -175,6 +179,10 @@ describe('loadServingCert: a Secret volume updated by the kubelet', () => {
         await sleep(20);
       }
       await assert.rejects(get(server.port, '/healthz', { ca: one.ca.cert }));
+      assert.equal(await expiry(), Math.floor(Date.parse(new X509Certificate(two.serving.cert).validTo) / 1000));
+      const text = await metrics.text();
+      assert.match(text, /outprobe_serving_certificate_reloads_total\{listener="metrics",result="loaded"\} 1\n/);
+      assert.match(text, /outprobe_serving_certificate_reloads_total\{listener="metrics",result="rejected"\} 1\n/);
     } finally {
       stop.abort();
       await running;
