@@ -62,6 +62,7 @@ export async function loadServingCert(o: ServingCertOptions): Promise<ServingCer
   o.log.info('serving certificate loaded', { for: o.what, fingerprint: check.fingerprint, notAfter: new Date(check.notAfter).toISOString(), names: check.names });
   o.metrics?.setNotAfter(check.notAfter);
   if (check.notAfter <= o.clock.now()) o.log.warn('serving certificate expired', { for: o.what, notAfter: new Date(check.notAfter).toISOString() });
+  const logReload = reloadLogger(o.what, o.log);
   return {
     pair,
     run: (listener, signal) => new CertReloader({
@@ -70,7 +71,7 @@ export async function loadServingCert(o: ServingCertOptions): Promise<ServingCer
       clock: o.clock,
       serving: pair,
       observe: (e) => {
-        reloadLogger(o.what, o.log)(e);
+        logReload(e);
         reloadMetrics(o.metrics, e);
       },
       ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }),
