@@ -70,7 +70,15 @@ export class CertReloader {
       this.#seenBad = key;
       return 'rejected';
     }
-    this.#o.apply(pair);
+    try {
+      this.#o.apply(pair);
+    } catch (err: unknown) {
+      // TLS refused what checkPair let through (a key too weak for the security level, say)
+      const key = `rejected:${digest}`;
+      if (this.#seenBad !== key) this.#o.observe?.({ type: 'cert-rejected', reason: `not accepted by TLS: ${err instanceof Error ? err.message : String(err)}` });
+      this.#seenBad = key;
+      return 'rejected';
+    }
     this.#served = digest;
     this.#seenBad = undefined;
     const { fingerprint, notAfter, subject, names } = check;

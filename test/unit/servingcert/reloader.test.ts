@@ -58,6 +58,29 @@ describe('CertReloader', () => {
     assert.deepEqual(r.events.map((e) => e.type), ['cert-rejected', 'cert-unreadable', 'cert-loaded', 'cert-rejected']);
   });
 
+  it('a pair the TLS layer refuses is rejected, never thrown, and the next one is taken', async () => {
+    const r = rig(first);
+    let refuse = true;
+    const reloader = new CertReloader({
+      read: () => Promise.resolve(r.disk.pair as typeof first),
+      apply: (p) => {
+        if (refuse) throw new Error('ee key too small');
+        r.applied.push(p);
+      },
+      clock: r.clock,
+      serving: first,
+      observe: (e) => r.events.push(e),
+    });
+    r.disk.pair = second;
+    assert.equal(await reloader.step(), 'rejected');
+    assert.equal(await reloader.step(), 'rejected');
+    assert.deepEqual(r.events, [{ type: 'cert-rejected', reason: 'not accepted by TLS: ee key too small' }]);
+    refuse = false;
+    r.disk.pair = { ...second, cert: `${second.cert}\n` };
+    assert.equal(await reloader.step(), 'loaded');
+    assert.equal(r.applied.length, 1);
+  });
+
   it('going back to the pair in service is no change', async () => {
     const r = rig(first);
     r.disk.pair = { cert: first.cert, key: second.key };
