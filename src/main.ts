@@ -179,6 +179,7 @@ async function main(): Promise<number> {
     ready: () => readiness(controller, guard.check),
     authorizeMetrics: metricsAuth.authorize,
     tls: metricsCert.pair,
+    tlsMinVersion: config.metricsTlsMinVersion,
   });
   const debug = await startDebugEndpoint({ config, controller, shard: late.shard, journal, clock: systemClock, log });
   log.info('outprobe started', {

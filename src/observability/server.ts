@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { AuthDecision } from './metrics-auth.ts';
 import { secureContextOptions, tlsServerOptions } from '../servingcert/tls.ts';
 import type { ServingPair } from '../servingcert/pair.ts';
+import type { TlsMinVersion } from '../servingcert/tls.ts';
 
 /** What `/readyz` asks: a bare boolean, or a verdict with the reason shown on 503. */
 export type ReadinessCheck = () => boolean | { readonly ok: boolean; readonly reason: string };
@@ -43,6 +44,8 @@ export interface ObservabilityServerOptions {
    * Swap it with `setCertificate`. @default plain HTTP
    */
   readonly tls?: ServingPair | undefined;
+  /** With `tls`: the oldest protocol accepted. @default TLSv1.2 */
+  readonly tlsMinVersion?: TlsMinVersion | undefined;
 }
 
 export interface ObservabilityServer {
@@ -70,7 +73,7 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
       send(res, 500, 'internal error\n');
     });
   };
-  const tls: TlsServer | undefined = options.tls === undefined ? undefined : createTlsServer(tlsServerOptions(options.tls), onRequest);
+  const tls: TlsServer | undefined = options.tls === undefined ? undefined : createTlsServer(tlsServerOptions(options.tls, options.tlsMinVersion), onRequest);
   const server = tls ?? createServer(onRequest);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
@@ -87,7 +90,7 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
     tls: tls !== undefined,
     setCertificate: (pair) => {
       if (tls === undefined) throw new Error('the observability server serves plain HTTP: no certificate to swap');
-      tls.setSecureContext(secureContextOptions(pair));
+      tls.setSecureContext(secureContextOptions(pair, options.tlsMinVersion));
     },
     close: () =>
       (closed ??= new Promise<void>((resolve, reject) => {

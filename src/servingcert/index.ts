@@ -9,6 +9,7 @@ export type { PairCheck, ServingPair } from './pair.ts';
 export { CertReloader, defaultReloadIntervalMs } from './reloader.ts';
 export type { CertReloaderOptions, ReloadEvent, ReloadStep } from './reloader.ts';
 export { readPairFrom } from './files.ts';
-export { handshakeTimeoutMs, minTlsVersion, secureContextOptions, tlsServerOptions } from './tls.ts';
+export { handshakeTimeoutMs, minTlsVersion, secureContextOptions, servingCiphers, tlsMinVersionFlag, tlsServerOptions } from './tls.ts';
+export type { TlsMinVersion } from './tls.ts';
 export { loadServingCert, servingCertIf } from './serving.ts';
 export type { CertSwappable, OptionalServingCert, ServingCert, ServingCertOptions } from './serving.ts';

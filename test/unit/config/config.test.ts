@@ -251,6 +251,13 @@ describe('loadConfig', () => {
     const withNone = load(['--metrics-cert-dir', '/c', '--metrics-auth', 'none'], {});
     assert.ok(withNone.ok, 'TLS without authentication is allowed (a scraper that verifies the server, with no token)');
     assert.equal(withNone.config.metricsCertDir, '/c');
+    assert.equal(def.config.metricsTlsMinVersion, 'TLSv1.2');
+    const v13 = load(['--metrics-cert-dir', '/c'], { OUTPROBE_METRICS_TLS_MIN_VERSION: 'VersionTLS13' });
+    assert.ok(v13.ok);
+    assert.equal(v13.config.metricsTlsMinVersion, 'TLSv1.3');
+    const old = load(['--metrics-tls-min-version', 'VersionTLS11'], {});
+    assert.ok(!old.ok);
+    assert.match(old.message, /metricsTlsMinVersion/);
   });
 
   it('--namespace takes a comma-separated list; unset means all namespaces', () => {

@@ -105,6 +105,41 @@ describe('observability server over TLS', () => {
     assert.equal(await handshake('TLSv1.3', 'TLSv1.3'), 'TLSv1.3');
   });
 
+  it('offers TLS 1.2 only with ECDHE and an AEAD cipher: a CBC-only or static-RSA client is refused', async () => {
+    const handshake12 = (ciphers: string): Promise<string> => new Promise((resolve, reject) => {
+      const s = connect({ host: '127.0.0.1', port: server.port, servername: serverName, ca: one.ca.cert, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2', ciphers }, () => {
+        const c = s.getCipher().standardName;
+        s.end();
+        resolve(c);
+      });
+      s.on('error', reject);
+    });
+    assert.equal(await handshake12('ECDHE-ECDSA-AES128-GCM-SHA256'), 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256');
+    assert.equal(await handshake12('ECDHE-ECDSA-CHACHA20-POLY1305'), 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256');
+    await assert.rejects(handshake12('ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA'), /handshake failure|no shared cipher/i);
+  });
+
+  it('with TLSv1.3 as the oldest version, refuses a TLS 1.2 client and keeps it across a certificate swap', async () => {
+    const strict = await startObservabilityServer({ host: '127.0.0.1', port: 0, metrics: new Metrics({ defaultMetrics: false }), ready: () => true, tls: one.serving, tlsMinVersion: 'TLSv1.3' });
+    const handshake = (max: 'TLSv1.2' | 'TLSv1.3', ca: string): Promise<string> => new Promise((resolve, reject) => {
+      const s = connect({ host: '127.0.0.1', port: strict.port, servername: serverName, ca, maxVersion: max }, () => {
+        const v = s.getProtocol() ?? '';
+        s.end();
+        resolve(v);
+      });
+      s.on('error', reject);
+    });
+    try {
+      await assert.rejects(handshake('TLSv1.2', one.ca.cert), /alert protocol version/);
+      assert.equal(await handshake('TLSv1.3', one.ca.cert), 'TLSv1.3');
+      strict.setCertificate(two.serving);
+      await assert.rejects(handshake('TLSv1.2', two.ca.cert), /alert protocol version/);
+      assert.equal(await handshake('TLSv1.3', two.ca.cert), 'TLSv1.3');
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('serves a swapped certificate to new connections', async () => {
     const before1 = await get(server.port, '/healthz', { ca: one.ca.cert });
     server.setCertificate(two.serving);
