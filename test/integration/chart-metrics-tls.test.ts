@@ -54,7 +54,7 @@ describe('chart: metrics.tls', () => {
     const objs = ok('--set', 'metrics.serviceMonitor.enabled=true');
     const c = podSpec(objs, 'Deployment').containers[0];
     assert.ok(c !== undefined);
-    assert.equal(c.args?.some((a) => a.startsWith('--metrics-cert-dir')), false);
+    assert.equal(c.args?.some((a) => a.startsWith('--metrics-cert-dir') || a.startsWith('--metrics-tls')), false);
     assert.equal(c.livenessProbe?.httpGet.scheme, undefined);
     assert.equal(c.readinessProbe?.httpGet.scheme, undefined);
     assert.equal(podSpec(objs, 'Deployment').volumes?.some((v) => v.name === 'metrics-tls'), false);
@@ -82,6 +82,9 @@ describe('chart: metrics.tls', () => {
     const loaded = loadConfig(c.args ?? [], { POD_NAME: 'outprobe-0', POD_NAMESPACE: 'outprobe', POD_UID: 'u', NODE_NAME: 'n', POD_IP: '10.0.0.1' });
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.message);
     assert.equal(loaded.config.metricsCertDir, '/etc/outprobe/metrics-tls');
+    assert.equal(loaded.config.metricsTlsMinVersion, 'TLSv1.2');
+    const strict = podSpec(ok(...tls, '--set', 'metrics.tls.existingSecret=mine', '--set', 'metrics.tls.minVersion=VersionTLS13'), 'Deployment').containers[0]?.args ?? [];
+    assert.ok(strict.includes('--metrics-tls-min-version=VersionTLS13'), strict.join(' '));
     // self-signed Issuer → CA Certificate → CA Issuer → serving Certificate
     assert.deepEqual(find(objs, 'Issuer', 'outprobe-metrics-selfsigned')?.spec, { selfSigned: {} });
     const caCert = find(objs, 'Certificate', 'outprobe-metrics-ca')?.spec;
@@ -145,5 +148,6 @@ describe('chart: metrics.tls', () => {
     const noKey = render(...tls, '--set', 'metrics.tls.existingSecret=mine', '--set-json', 'metrics.tls.ca={"secret":{"name":"b"}}');
     assert.notEqual(noKey.status, 0);
     assert.notEqual(render('--set', 'metrics.tls.certManager.duration=a week').status, 0);
+    assert.notEqual(render('--set', 'metrics.tls.minVersion=VersionTLS11').status, 0);
   });
 });

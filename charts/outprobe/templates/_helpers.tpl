@@ -62,6 +62,7 @@ app.kubernetes.io/part-of: outprobe
 - --metrics-auth={{ .Values.metrics.auth }}
 {{- if include "outprobe.metricsTls" . }}
 - --metrics-cert-dir=/etc/outprobe/metrics-tls
+- --metrics-tls-min-version={{ .Values.metrics.tls.minVersion }}
 {{- end }}
 - --log-level={{ $c.logLevel }}
 - --concurrency={{ $c.concurrency }}
