@@ -20,6 +20,7 @@ import { fleetSummary, guardOptions, metricsAuthFor, runSelfCheck, shardingHooks
 import { ResultJournal } from './explain/index.ts';
 import type { Sharding } from './fleet/index.ts';
 import { NamespaceLabels, Webhook, WebhookCertStore, cacheView } from './injection/index.ts';
+import { servingCertIf } from './servingcert/index.ts';
 import type { WebhookEvent } from './injection/index.ts';
 
 /** `kube-probe/<major>.<minor>` from the API server's /version, as the kubelet's own version would give. */
@@ -103,6 +104,8 @@ async function main(): Promise<number> {
   const config = loaded.config;
   const log = createLogger({ level: config.logLevel });
   const metrics = new Metrics();
+  // The metrics port's certificate (ADR 0068): loaded before anything else, so a missing one stops the start.
+  const metricsCert = await servingCertIf({ dir: config.metricsCertDir, what: '--metrics-cert-dir', clock: systemClock, log, metrics: metrics.certs.listener('metrics') });
   watchHeadBudget(metrics.registry, sharedHeadBudget);
   const client = new KubeClient({
     connection: loadConnection({ kubeconfig: config.kubeconfig, context: config.context }),
@@ -175,6 +178,8 @@ async function main(): Promise<number> {
     metrics,
     ready: () => readiness(controller, guard.check),
     authorizeMetrics: metricsAuth.authorize,
+    tls: metricsCert.pair,
+    tlsMinVersion: config.metricsTlsMinVersion,
   });
   const debug = await startDebugEndpoint({ config, controller, shard: late.shard, journal, clock: systemClock, log });
   log.info('outprobe started', {
@@ -182,6 +187,7 @@ async function main(): Promise<number> {
     namespaces: config.namespaces.length === 0 ? '(all)' : config.namespaces.join(','),
     metricsPort: server.port,
     metricsAuth: config.metricsAuth,
+    metricsTls: server.tls,
     userAgent,
     server: client.connection.server,
     stallBoundSeconds: config.stallBoundMs / 1000,
@@ -227,11 +233,13 @@ async function main(): Promise<number> {
     annotations: () => (guard.check === undefined ? {} : { [peerAnnotation]: encodeReport(guard.check.report()) }),
   })));
   const selfCheckDone = stages.track('self-check', runSelfCheck(guard.check, sharding, controller, stop.signal));
+  const certDone = stages.track('metrics certificate reload', metricsCert.run(server, stop.signal));
   const webhookDone = stages.track('webhook', startWebhook(config, client, controller, log, metrics).run(stop.signal));
   await stages.track('controller (probes, reflectors, gate writes in flight)', controller.run(stop.signal));
   await webhookDone;
   await shardDone;
   await selfCheckDone;
+  await certDone;
   clearInterval(gauges);
   loopMonitor.stop();
   await stages.track('metrics server', Promise.all([server.close(), debug.close()]));

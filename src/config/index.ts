@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { defaultMaxProbeTimeoutSeconds } from '../policy/index.ts';
+import { tlsMinVersionFlag } from '../servingcert/index.ts';
 
 /**
  * Controller configuration from flags, then `OUTPROBE_*` environment
@@ -15,6 +16,8 @@ const options = {
   identity: { type: 'string', env: 'OUTPROBE_IDENTITY', help: 'This replica\'s identity (default: $POD_NAME, else the hostname)' },
   'metrics-addr': { type: 'string', env: 'OUTPROBE_METRICS_ADDR', help: 'host:port for /metrics, /healthz and /readyz (default 0.0.0.0:8080 with --metrics-auth=kubernetes, 127.0.0.1:8080 with none; port 0 picks a free one)' },
   'metrics-auth': { type: 'string', env: 'OUTPROBE_METRICS_AUTH', help: 'kubernetes | none: /metrics needs a bearer token that a TokenReview authenticates and a SubjectAccessReview allows to get the non-resource URL /metrics (needs RBAC create on tokenreviews and subjectaccessreviews), or is open (default kubernetes; /healthz and /readyz are always open)' },
+  'metrics-cert-dir': { type: 'string', env: 'OUTPROBE_METRICS_CERT_DIR', help: 'Directory with tls.crt and tls.key (a kubernetes.io/tls Secret mounted there: cert-manager\'s or one\'s own): the metrics port then serves HTTPS only, TLS 1.2 at least, /metrics, /healthz and /readyz alike (probe them with scheme HTTPS); the files are re-read every 10 s and a changed pair is served to new connections without a restart, a broken one (unreadable, key not matching) leaving the previous pair in service; the process does not start without a servable pair (default: none, plain HTTP; ADR 0068)' },
+  'metrics-tls-min-version': { type: 'string', env: 'OUTPROBE_METRICS_TLS_MIN_VERSION', help: 'VersionTLS12 | VersionTLS13: the oldest TLS version the metrics port accepts with --metrics-cert-dir, spelt as Kubernetes components spell --tls-min-version (default VersionTLS12; TLS 1.2 only with ECDHE and AEAD ciphers)' },
   'log-level': { type: 'string', env: 'OUTPROBE_LOG_LEVEL', help: 'error | warn | info | debug (default info)' },
   concurrency: { type: 'string', env: 'OUTPROBE_CONCURRENCY', help: 'Probes in flight at once, shared fairly between namespaces, then policies (default 256; up to twice it while a namespace reclaims its share from slow probes)' },
   'max-probe-timeout': { type: 'string', env: 'OUTPROBE_MAX_PROBE_TIMEOUT', help: 'Longest probe timeout in seconds; a probe\'s longer timeoutSeconds runs with this and its policy gets a ProbeTimeoutCapped Warning Event (default 60)' },
@@ -81,6 +84,10 @@ export const configSchema = z.object({
   metricsHost: z.string(),
   metricsPort: intFrom(0).max(65535),
   metricsAuth: z.enum(['kubernetes', 'none']),
+  /** Serve the metrics port over TLS from tls.crt/tls.key here (ADR 0068); undefined: plain HTTP. */
+  metricsCertDir: z.string().min(1).optional(),
+  /** The oldest TLS version of the metrics port. @default TLSv1.2 */
+  metricsTlsMinVersion: z.enum(['VersionTLS12', 'VersionTLS13']).transform((v) => tlsMinVersionFlag[v]),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']),
   concurrency: intFrom(1).max(100_000),
   maxProbeTimeoutSeconds: intFrom(1),
@@ -210,6 +217,7 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     metricsHost: addr.slice(0, Math.max(colon, 0)).replace(/^\[|\]$/g, '') || '0.0.0.0',
     metricsPort: addr.slice(colon + 1),
     metricsAuth,
+    ...metricsTlsConfig(get),
     logLevel: get('log-level') ?? 'info',
     concurrency: get('concurrency') ?? 256,
     maxProbeTimeoutSeconds: get('max-probe-timeout') ?? defaultMaxProbeTimeoutSeconds,
@@ -226,6 +234,16 @@ function rawConfig(get: (name: keyof typeof options) => string | boolean | undef
     ...secondOpinionConfig(get, env),
     ...webhookConfig(get),
   };
+}
+
+/** TLS on the metrics port (ADR 0068). */
+function metricsTlsConfig(get: (name: keyof typeof options) => string | boolean | undefined): Record<string, unknown> {
+  return { metricsCertDir: nonEmpty(get('metrics-cert-dir')), metricsTlsMinVersion: nonEmpty(get('metrics-tls-min-version')) ?? 'VersionTLS12' };
+}
+
+/** A trimmed string, or undefined when unset or blank. */
+function nonEmpty(v: string | boolean | undefined): string | undefined {
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 }
 
 /** `host:port` (brackets around an IPv6 host allowed) or `off`/empty. */

@@ -10,6 +10,8 @@ export { Metrics } from './metrics.ts';
 export { watchHeadBudget } from './head-budget-metrics.ts';
 export type { HeadBudgetSource } from './head-budget-metrics.ts';
 export { AlertMetrics } from './alert-metrics.ts';
+export { CertMetrics } from './cert-metrics.ts';
+export type { CertReloadResult, ListenerCertMetrics } from './cert-metrics.ts';
 export { PeerMetrics } from './peer-metrics.ts';
 export type { AdmissionLane, AdmissionResult, GuardedEndpoint, SecondOpinionErrorReason } from './peer-metrics.ts';
 export type {

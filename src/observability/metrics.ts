@@ -3,6 +3,7 @@ import type { ProbeKind } from '../kernel/index.ts';
 import { probeKinds } from '../kernel/index.ts';
 import type { RequestRecord } from '../kube/index.ts';
 import { AlertMetrics } from './alert-metrics.ts';
+import { CertMetrics } from './cert-metrics.ts';
 import { PeerMetrics } from './peer-metrics.ts';
 
 /** How one probe pass ended: the executors' outcome kinds, or `voided` (a failure the stall guard voided, ADR 0016). */
@@ -52,6 +53,8 @@ export class Metrics {
   readonly peer: PeerMetrics;
   /** The series the chart's alerts need (ADR 0061). */
   readonly alerts: AlertMetrics;
+  /** Serving certificates read from files (ADR 0068). */
+  readonly certs: CertMetrics;
   readonly #probes: Counter<'namespace' | 'policy' | 'kind' | 'result'>;
   readonly #probeDuration: Histogram<'kind' | 'handler'>;
   readonly #schedulerLag: Histogram;
@@ -105,6 +108,7 @@ export class Metrics {
     const registers = [this.registry];
     this.peer = new PeerMetrics(this.registry);
     this.alerts = new AlertMetrics(this.registry);
+    this.certs = new CertMetrics(this.registry);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.#probes = new Counter({ name: `${prefix}probes_total`, help: 'Probe attempts by policy, probe kind and result.', labelNames: ['namespace', 'policy', 'kind', 'result'], registers });
     this.#probeDuration = new Histogram({ name: `${prefix}probe_duration_seconds`, help: 'Time one probe attempt took.', labelNames: ['kind', 'handler'], buckets: latencyBuckets, registers });

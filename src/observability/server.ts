@@ -1,7 +1,12 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { AuthDecision } from './metrics-auth.ts';
+import { secureContextOptions, tlsServerOptions } from '../servingcert/tls.ts';
+import type { ServingPair } from '../servingcert/pair.ts';
+import type { TlsMinVersion } from '../servingcert/tls.ts';
 
 /** What `/readyz` asks: a bare boolean, or a verdict with the reason shown on 503. */
 export type ReadinessCheck = () => boolean | { readonly ok: boolean; readonly reason: string };
@@ -33,29 +38,43 @@ export interface ObservabilityServerOptions {
    * authentication (the second opinion, ADR 0018). @default none
    */
   readonly routes?: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>;
+  /**
+   * Serve HTTPS with this pair (TLS 1.2 at least; ADR 0068), every endpoint
+   * alike: the kubelet's `scheme: HTTPS` probes do not verify the certificate.
+   * Swap it with `setCertificate`. @default plain HTTP
+   */
+  readonly tls?: ServingPair | undefined;
+  /** With `tls`: the oldest protocol accepted. @default TLSv1.2 */
+  readonly tlsMinVersion?: TlsMinVersion | undefined;
 }
 
 export interface ObservabilityServer {
   /** The bound port (the real one when 0 was asked for). */
   readonly port: number;
+  /** Whether it serves HTTPS. */
+  readonly tls: boolean;
+  /** Serves `pair` to new connections from now on (a reloaded certificate); throws without `tls`. */
+  setCertificate(pair: ServingPair): void;
   /** Stops listening and ends open connections; resolves when the server is closed. */
   close(): Promise<void>;
 }
 
 /**
- * `/metrics`, `/healthz` and `/readyz` on plain node:http. The handlers only
+ * `/metrics`, `/healthz` and `/readyz` on node:http, or node:https with `tls`. The handlers only
  * read state; a failing check answers 503 (or 500 for a broken scrape) and
  * never takes the process down. `/metrics` passes `authorizeMetrics` first;
  * the health endpoints are open and answer only fixed texts (no error
  * details), since anyone who can connect may ask them.
  */
 export async function startObservabilityServer(options: ObservabilityServerOptions): Promise<ObservabilityServer> {
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const route = options.routes?.get((req.url ?? '/').split('?')[0] ?? '/');
     (route === undefined ? handle(options, req, res) : route(req, res)).catch(() => {
       send(res, 500, 'internal error\n');
     });
-  });
+  };
+  const tls: TlsServer | undefined = options.tls === undefined ? undefined : createTlsServer(tlsServerOptions(options.tls, options.tlsMinVersion), onRequest);
+  const server = tls ?? createServer(onRequest);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -68,6 +87,11 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
   let closed: Promise<void> | undefined;
   return {
     port,
+    tls: tls !== undefined,
+    setCertificate: (pair) => {
+      if (tls === undefined) throw new Error('the observability server serves plain HTTP: no certificate to swap');
+      tls.setSecureContext(secureContextOptions(pair, options.tlsMinVersion));
+    },
     close: () =>
       (closed ??= new Promise<void>((resolve, reject) => {
         server.close((err) => {

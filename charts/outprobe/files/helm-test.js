@@ -12,6 +12,9 @@ const ca = fs.readFileSync(`${sa}/ca.crt`);
 const ns = process.env.RELEASE_NAMESPACE;
 const want = Number(process.env.REPLICAS);
 const deadline = Date.now() + Number(process.env.TIMEOUT_SECONDS) * 1000;
+// metrics.tls (ADR 0068): the metrics port serves https, verified against the CA scrapers trust.
+const metricsTls = process.env.METRICS_CA_FILE ? { ca: fs.readFileSync(process.env.METRICS_CA_FILE), servername: process.env.METRICS_SERVER_NAME } : undefined;
+const metricsCall = (options) => (metricsTls === undefined ? call(http, options) : call(https, { ...options, ...metricsTls }));
 
 function call(mod, options) {
   return new Promise((resolve, reject) => {
@@ -48,9 +51,9 @@ async function check() {
   for (const p of ready) {
     if (!live.has(p.metadata.name)) return `replica ${p.metadata.name} holds no live shard Lease (live: ${[...live].join(', ') || 'none'})`;
     const host = p.status.podIP.includes(':') ? `[${p.status.podIP}]` : p.status.podIP;
-    const readyz = await call(http, { host, port: process.env.METRICS_PORT, path: '/readyz' });
+    const readyz = await metricsCall({ host, port: process.env.METRICS_PORT, path: '/readyz' });
     if (readyz.status !== 200) return `replica ${p.metadata.name} /readyz: HTTP ${readyz.status} ${readyz.body.trim()}`;
-    const metrics = await call(http, { host, port: process.env.METRICS_PORT, path: '/metrics', headers: { authorization: `Bearer ${token}` } });
+    const metrics = await metricsCall({ host, port: process.env.METRICS_PORT, path: '/metrics', headers: { authorization: `Bearer ${token}` } });
     if (metrics.status !== 200) return `replica ${p.metadata.name} /metrics: HTTP ${metrics.status}`;
     const members = gauge(metrics.body, 'outprobe_shard_members');
     const unowned = gauge(metrics.body, 'outprobe_unowned_pods');

@@ -60,6 +60,10 @@ app.kubernetes.io/part-of: outprobe
 {{- $c := .Values.config -}}
 - --metrics-addr=0.0.0.0:{{ .Values.metrics.port }}
 - --metrics-auth={{ .Values.metrics.auth }}
+{{- if include "outprobe.metricsTls" . }}
+- --metrics-cert-dir=/etc/outprobe/metrics-tls
+- --metrics-tls-min-version={{ .Values.metrics.tls.minVersion }}
+{{- end }}
 - --log-level={{ $c.logLevel }}
 - --concurrency={{ $c.concurrency }}
 - --max-probe-timeout={{ $c.maxProbeTimeoutSeconds }}
@@ -180,7 +184,8 @@ controller
 
 {{/*
 The scrape endpoint shared by the ServiceMonitor and the PodMonitor (ADR 0062): /metrics on
-the metrics port, the series' own labels kept (honorLabels: a per-policy series' `namespace`
+the metrics port (https, verified for the certificate's name against its CA, with metrics.tls;
+ADR 0068), the series' own labels kept (honorLabels: a per-policy series' `namespace`
 is the policy's, not the controller's), and with metrics.auth=kubernetes a bearer token from a
 Secret through `authorization` (bearerTokenFile is deprecated by the Prometheus Operator):
 metrics.serviceMonitor.bearerTokenSecret, or the token of the chart's scraper ServiceAccount.
@@ -193,6 +198,13 @@ path: /metrics
 interval: {{ $m.interval }}
 scrapeTimeout: {{ $m.scrapeTimeout }}
 honorLabels: {{ $m.honorLabels }}
+{{- if include "outprobe.metricsTls" $ctx }}
+scheme: https
+tlsConfig:
+  serverName: {{ include "outprobe.metricsServerName" $ctx }}
+  ca:
+    {{- include "outprobe.metricsCa" $ctx | nindent 4 }}
+{{- end }}
 {{- if eq $ctx.Values.metrics.auth "kubernetes" }}
 authorization:
   type: Bearer
@@ -219,5 +231,45 @@ metricRelabelings:
 {{- define "outprobe.scraperToken" -}}
 {{- if and (eq .Values.metrics.auth "kubernetes") (or .Values.metrics.serviceMonitor.enabled .Values.metrics.podMonitor.enabled) (not .Values.metrics.serviceMonitor.bearerTokenSecret.name) -}}
 true
+{{- end -}}
+{{- end }}
+
+{{/*
+Where the metrics port's certificate comes from (ADR 0068): "" (metrics.tls off: plain HTTP),
+"cert-manager" (metrics.tls.certManager.enabled) or "existing" (metrics.tls.existingSecret).
+*/}}
+{{- define "outprobe.metricsTls" -}}
+{{- $t := .Values.metrics.tls -}}
+{{- if $t.enabled -}}
+{{- if and $t.certManager.enabled $t.existingSecret -}}
+{{- fail "metrics.tls.certManager.enabled and metrics.tls.existingSecret exclude each other: pick one source of the metrics certificate" -}}
+{{- else if $t.certManager.enabled -}}
+cert-manager
+{{- else if $t.existingSecret -}}
+existing
+{{- else -}}
+{{- fail "metrics.tls.enabled needs a certificate: metrics.tls.certManager.enabled=true, or metrics.tls.existingSecret (a kubernetes.io/tls Secret in the release namespace)" -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
+
+{{/* The Secret the metrics port's certificate is read from (cert-manager's or the user's). */}}
+{{- define "outprobe.metricsTlsSecret" -}}
+{{- .Values.metrics.tls.existingSecret | default (printf "%s-metrics-tls" (include "outprobe.fullname" .)) -}}
+{{- end }}
+
+{{/* The DNS name scrapers verify the metrics certificate for. */}}
+{{- define "outprobe.metricsServerName" -}}
+{{- .Values.metrics.tls.serverName | default (printf "%s-metrics.%s.svc" (include "outprobe.fullname" .) .Release.Namespace) -}}
+{{- end }}
+
+{{/* The CA scrapers trust (a SecretOrConfigMap): metrics.tls.ca, else ca.crt of the serving Secret. */}}
+{{- define "outprobe.metricsCa" -}}
+{{- if .Values.metrics.tls.ca -}}
+{{- toYaml .Values.metrics.tls.ca -}}
+{{- else -}}
+secret:
+  name: {{ include "outprobe.metricsTlsSecret" . }}
+  key: ca.crt
 {{- end -}}
 {{- end }}

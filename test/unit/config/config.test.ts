@@ -235,6 +235,31 @@ describe('loadConfig', () => {
     assert.match(help.message, /--metrics-auth/);
   });
 
+  it('--metrics-cert-dir: TLS on the metrics port from a directory, by flag or OUTPROBE_METRICS_CERT_DIR; unset or blank is plain HTTP (ADR 0068)', () => {
+    const def = load([], {});
+    assert.ok(def.ok);
+    assert.equal(def.config.metricsCertDir, undefined);
+    const flag = load(['--metrics-cert-dir', ' /etc/outprobe/metrics-tls '], { OUTPROBE_METRICS_CERT_DIR: '/env' });
+    assert.ok(flag.ok);
+    assert.equal(flag.config.metricsCertDir, '/etc/outprobe/metrics-tls', 'the flag wins over the environment');
+    const env = load([], { OUTPROBE_METRICS_CERT_DIR: '/env' });
+    assert.ok(env.ok);
+    assert.equal(env.config.metricsCertDir, '/env');
+    const blank = load(['--metrics-cert-dir='], {});
+    assert.ok(blank.ok);
+    assert.equal(blank.config.metricsCertDir, undefined);
+    const withNone = load(['--metrics-cert-dir', '/c', '--metrics-auth', 'none'], {});
+    assert.ok(withNone.ok, 'TLS without authentication is allowed (a scraper that verifies the server, with no token)');
+    assert.equal(withNone.config.metricsCertDir, '/c');
+    assert.equal(def.config.metricsTlsMinVersion, 'TLSv1.2');
+    const v13 = load(['--metrics-cert-dir', '/c'], { OUTPROBE_METRICS_TLS_MIN_VERSION: 'VersionTLS13' });
+    assert.ok(v13.ok);
+    assert.equal(v13.config.metricsTlsMinVersion, 'TLSv1.3');
+    const old = load(['--metrics-tls-min-version', 'VersionTLS11'], {});
+    assert.ok(!old.ok);
+    assert.match(old.message, /metricsTlsMinVersion/);
+  });
+
   it('--namespace takes a comma-separated list; unset means all namespaces', () => {
     const list = load(['--namespace', 'shop, web,shop'], {});
     assert.ok(list.ok);
