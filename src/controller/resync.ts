@@ -71,6 +71,7 @@ export class Resync {
     const slice = new Slice(this.#d.clock, this.#d.sliceMs ?? 50, this.#d.yieldTurn);
     let lost = 0;
     let planned = 0;
+    if (stop.aborted) return { lost, planned, yields: 0, superseded: true };
     try {
       const { pods, owns, reconcile } = this.#d;
       for (const key of new Set(this.#d.held())) {
