@@ -26,7 +26,7 @@ function pod(i: number): Pod {
   };
 }
 const keyOf = (p: Pod): string => `${p.namespace}/${p.name}`;
-const refOf = (p: Pod): PodRef => ({ uid: p.uid, namespace: p.namespace, name: p.name, resourceVersion: p.resourceVersion });
+const refOf = (p: Pod): PodRef => ({ uid: p.uid, namespace: p.namespace, name: p.name });
 
 /** One replica's view: its members, its target set reduced to the pods it holds targets for. */
 class Replica {
@@ -158,7 +158,7 @@ describe('resync in slices (ADR 0072)', () => {
     const writerOf = (r: Replica): { gates: GateWriter; guards: GateGuards } => {
       const guards = new GateGuards({
         clock,
-        targets: () => ({}) as TargetSet,
+        targets: () => undefined as unknown as TargetSet,
         readiness: () => ({ whyHeld: () => null, sending: () => undefined }) as unknown as ReadinessGuard,
         policies: new Map(),
         owns: gateOwnership(r.owns, () => pods),
@@ -176,7 +176,7 @@ describe('resync in slices (ADR 0072)', () => {
     };
     const wa = writerOf(a);
     const wb = writerOf(b);
-    const trueGate: GateCondition = { type: gate, status: 'True', reason: 'ProbeSucceeded', message: 'ok' };
+    const trueGate: GateCondition = { type: gate, status: 'True', reason: 'ProbeSucceeded', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z', lastProbeTime: '2026-01-01T00:00:00Z' };
     // Replica a wants every gate True; the API server fails the first attempt, so the writes wait for a retry.
     for (const p of pods.values()) wa.gates.desire(refOf(p), trueGate, undefined);
     await new Promise((resolve) => setImmediate(resolve));
