@@ -310,9 +310,10 @@ export class Controller {
       pods: this.pods.store,
       held: () => heldPods(this.targets),
       owns,
-      reconcile: (pod) => this.targets.reconcilePod(pod, undefined),
-      done: () => {
-        if (this.#swept) this.release.sweep();
+      // The level rule pod by pod in the same slices (a sweep over every pod at the end held the loop 155 ms at 30,000 pods).
+      reconcile: (pod) => {
+        this.targets.reconcilePod(pod, undefined);
+        if (this.#swept) this.release.pod(pod);
       },
     });
     this.remediator = new Remediator({

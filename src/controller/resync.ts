@@ -13,7 +13,7 @@ export interface ResyncDeps {
   readonly owns: (pod: Pod) => boolean;
   /** Plans the pod's targets again (TargetSet.reconcilePod). */
   readonly reconcile: (pod: Pod) => void;
-  /** Once every pod is planned again (the release sweep). */
+  /** Once every pod is planned again. */
   readonly done?: () => void;
   /** Event-loop time one slice may hold. @default 50 */
   readonly sliceMs?: number;
@@ -26,6 +26,10 @@ export interface ResyncResult {
   readonly lost: number;
   readonly planned: number;
   readonly yields: number;
+  /** The longest slice, by the clock (ms). */
+  readonly longestSliceMs: number;
+  /** How long collecting the pods it held took, before the first slice (ms). */
+  readonly collectMs: number;
   /** A newer resync (or the controller's stop) took over before the end. */
   readonly superseded: boolean;
 }
@@ -71,10 +75,14 @@ export class Resync {
     const slice = new Slice(this.#d.clock, this.#d.sliceMs ?? 50, this.#d.yieldTurn);
     let lost = 0;
     let planned = 0;
-    if (stop.aborted) return { lost, planned, yields: 0, superseded: true };
+    if (stop.aborted) return { lost, planned, yields: 0, longestSliceMs: 0, collectMs: 0, superseded: true };
+    const t0 = this.#d.clock.now();
+    const held = [...this.#d.held()];
+    const collectMs = this.#d.clock.now() - t0;
+    const end = (superseded: boolean): ResyncResult => ({ lost, planned, yields: slice.yields, longestSliceMs: slice.longestMs, collectMs, superseded });
     try {
       const { pods, owns, reconcile } = this.#d;
-      for (const key of new Set(this.#d.held())) {
+      for (const key of held) {
         await slice.yieldIfSpent(stop);
         const pod = pods.get(key);
         if (pod === undefined || owns(pod)) continue;
@@ -89,10 +97,10 @@ export class Resync {
         planned++;
       }
       this.#d.done?.();
-      return { lost, planned, yields: slice.yields, superseded: false };
+      return end(false);
     } catch (err: unknown) {
-      if (!stop.aborted) throw err;
-      return { lost, planned, yields: slice.yields, superseded: true };
+      if (!isAborted(stop)) throw err;
+      return end(true);
     } finally {
       if (this.#current === mine) this.#current = undefined;
     }
@@ -120,4 +128,9 @@ export function gateOwnership(owns: ((pod: Pod) => boolean) | undefined, pods: (
     const pod = pods().get(`${ref.namespace}/${ref.name}`);
     return pod === undefined || pod.uid !== ref.uid || owns(pod);
   };
+}
+
+/** Read through a call: TypeScript narrows `signal.aborted` after a first check as if it could not change. */
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
 }

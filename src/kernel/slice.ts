@@ -15,6 +15,7 @@ export class Slice {
   readonly #yield: () => Promise<void>;
   #from: number;
   #yields = 0;
+  #longest = 0;
 
   constructor(clock: Clock, ms: number, yieldTurn: () => Promise<void> = nextTurn) {
     this.#clock = clock;
@@ -28,9 +29,16 @@ export class Slice {
     return this.#yields;
   }
 
+  /** The longest slice so far (ms by the clock), the one running included. */
+  get longestMs(): number {
+    return Math.max(this.#longest, this.#clock.now() - this.#from);
+  }
+
   /** Yields one turn if the slice is spent; throws the signal's reason when it was aborted meanwhile. */
   async yieldIfSpent(signal: AbortSignal): Promise<void> {
-    if (this.#clock.now() - this.#from < this.#ms) return;
+    const spent = this.#clock.now() - this.#from;
+    if (spent < this.#ms) return;
+    if (spent > this.#longest) this.#longest = spent;
     this.#yields++;
     await this.#yield();
     if (signal.aborted) throw signal.reason;

@@ -136,7 +136,7 @@ describe('resync in slices (ADR 0072)', () => {
     const first = await resync.run();
     assert.equal(first.superseded, true);
     assert.ok(first.planned < 10);
-    assert.deepEqual(await second, { lost: 0, planned: 10, yields: 9, superseded: false });
+    assert.deepEqual(await second, { lost: 0, planned: 10, yields: 9, longestSliceMs: 50, collectMs: 0, superseded: false });
     assert.equal(done, 1);
     assert.equal(resync.running, false);
     const stop = new AbortController();
