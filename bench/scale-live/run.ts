@@ -300,6 +300,13 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
   const sideConverged = await sideNow(pods);
   const memoryAtConvergence = memoryFigures(await sampler.gauges());
   const urgencyFigures = urgency === undefined ? null : await urgency;
+  if (o.settleS > 0) {
+    // The convergence's tail (its queued Events, one per gate turned True) drains before the steady window (issue 31 item 3).
+    log(`settling for ${o.settleS} s before the steady window`);
+    await sleep(o.settleS * 1000);
+  }
+  const steadyFrom = o.settleS > 0 ? await sampler.snapshot() : converged;
+  const sideSteadyFrom = o.settleS > 0 ? await sideNow(pods) : sideConverged;
   const changes0 = watch.tracker.gateChanges;
   const flips0 = watch.tracker.falseFlips;
   log(`steady state for ${o.durationS} s`);
@@ -308,8 +315,8 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
   const sideSteadyEnd = await sideNow(pods);
   const memoryAfterSteady = memoryFigures(await sampler.gauges());
   const steady = {
-    ...phaseFigures({ from: converged, to: steadyEnd, side: { from: sideConverged, to: sideSteadyEnd, loopDelaySinceFrom: true } }),
-    probe_gaps_pods_side: probeGaps(await pods.times(converged.at), converged.at, steadyEnd.at),
+    ...phaseFigures({ from: steadyFrom, to: steadyEnd, side: { from: sideSteadyFrom, to: sideSteadyEnd, loopDelaySinceFrom: true } }),
+    probe_gaps_pods_side: probeGaps(await pods.times(steadyFrom.at), steadyFrom.at, steadyEnd.at),
     gate_changes_seen: watch.tracker.gateChanges - changes0,
     false_flips: watch.tracker.falseFlips - flips0,
     busiest_2s_share_all_pods: await alignment(c, steadyEnd.at),

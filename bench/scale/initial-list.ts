@@ -95,9 +95,12 @@ const leaseClient = plane === undefined ? undefined : new KubeClient({ connectio
 const lease = leaseClient === undefined ? undefined : new LeaseWriter({ client: leaseClient, clock: systemClock, namespace: 'default', identity: 'bench-replica', durationMs: 15_000 });
 const timerStop = new AbortController();
 const stopped = (): boolean => timerStop.signal.aborted;
+/** When the next timer (renewal) is due: a membership change starts 50 ms before it, so a renewal falls due inside every resync. */
+let nextDue = 0;
 // A timer every second, as a Lease renewal is (a real renew with --renew-api): how late each fired, how long each took.
 void (async () => {
   for (let due = performance.now() + 1000; !stopped(); due += 1000) {
+    nextDue = due;
     await sleep(Math.max(0, due - performance.now()));
     const fired = performance.now();
     const w = win;
@@ -150,6 +153,8 @@ await sleep(2500); // renewals in the quiet between
 
 /** A membership change: the resync it runs (sliced since ADR 0072, or `--sync-resync` as before), measured. */
 async function change(to: readonly string[]): Promise<Record<string, unknown>> {
+  while (nextDue - performance.now() < 50) await sleep(10);
+  await sleep(nextDue - performance.now() - 50);
   win = new Window();
   members = to;
   const from = performance.now();
