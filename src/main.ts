@@ -226,10 +226,8 @@ async function main(): Promise<number> {
     pods: () => controller.pods.store.values(),
     selected: (p) => controller.selected(p),
     localCounts: () => controller.localCounts(),
-    resync: () => {
-      controller.resync();
-      metrics.setOwnedTargets(controller.targets.size);
-    },
+    // In slices (ADR 0072): the owned-targets gauge once it is applied.
+    resync: () => void controller.resync().then(() => metrics.setOwnedTargets(controller.targets.size)),
     annotations: () => (guard.check === undefined ? {} : { [peerAnnotation]: encodeReport(guard.check.report()) }),
   })));
   const selfCheckDone = stages.track('self-check', runSelfCheck(guard.check, sharding, controller, stop.signal));

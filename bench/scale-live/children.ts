@@ -162,3 +162,19 @@ export async function runWriteCeiling(kubeconfig: string, selector: string, infl
   if (code !== 0) throw new Error(`write-ceiling.ts exited ${String(code)}`);
   return JSON.parse(last) as Record<string, unknown>;
 }
+
+const enginePath = fileURLToPath(new URL('./engine.ts', import.meta.url));
+
+/**
+ * The engine-alone phase (engine.ts, issue 31 item 3): a bare Scheduler and executor over the
+ * same pod IPs, port and period, in a process of its own (Node flags `nodeArgs`, e.g. a CPU
+ * profile); resolves with its JSON line.
+ */
+export async function runEngine(configFile: string, nodeArgs: readonly string[] = []): Promise<Record<string, unknown>> {
+  const child = track('setpriv', ['--pdeathsig', 'TERM', '--', process.execPath, ...nodeArgs, enginePath, configFile], 'engine');
+  let last = '';
+  createInterface({ input: child.stdout! }).on('line', (line) => { last = line; });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => { resolve(c); }));
+  if (code !== 0) throw new Error(`engine.ts exited ${String(code)}`);
+  return JSON.parse(last) as Record<string, unknown>;
+}

@@ -59,6 +59,15 @@ export interface LiveBenchOptions {
    */
   readonly writeCeiling: number;
   /**
+   * The engine-alone phase (issue 31 item 3): after the replicas are
+   * stopped, outprobe's Scheduler and executor alone probe the same pods for
+   * this many seconds (after one period to spread), and the run prints the
+   * steady controller CPU per probe over the engine's. 0 skips it. @default `--duration-s`
+   */
+  readonly engineS: number;
+  /** Seconds waited after every gate is True before the steady window (the convergence's queued Events drain). @default 0 */
+  readonly settleS: number;
+  /**
    * Percent of the pods made to fail (their HTTP readiness answers 503) in
    * the detection phase after the recreate; 0 skips it. @default 1
    */
@@ -109,7 +118,7 @@ function bool(name: string, argv: readonly string[]): boolean {
   return value !== undefined && !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
-const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb', 'write-ceiling', 'vantage-count']);
+const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb', 'write-ceiling', 'vantage-count', 'engine-s', 'settle-s']);
 
 export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   for (let i = 0; i < argv.length; i++) {
@@ -158,5 +167,7 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
     keep: bool('keep', argv),
     replicaMemoryLimitMb: raw('replica-memory-limit-mb', argv) === undefined ? undefined : int('replica-memory-limit-mb', 0, argv, 64),
     writeCeiling: int('write-ceiling', 0, argv),
+    engineS: int('engine-s', int('duration-s', 60, argv, 1), argv),
+    settleS: int('settle-s', 0, argv),
   };
 }

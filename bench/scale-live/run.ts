@@ -11,7 +11,7 @@
  * one policy and watch its pods; make 1 % of the pods fail and time their
  * detection, then heal them. The last stdout line is one JSON object.
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +21,7 @@ import type { ControlPlane } from '../../test/support/cluster/index.ts';
 import { busiestWindowShare, firstProbes, timesOf } from './arrivals.ts';
 import { createMemoryCgroup, heapLimitsIn } from './cgroup.ts';
 import type { MemoryCgroup } from './cgroup.ts';
-import { runWriteCeiling, startController, startPodServer } from './children.ts';
+import { runEngine, runWriteCeiling, startController, startPodServer } from './children.ts';
 import type { ControllerProcess, PodServer, PodServerStats } from './children.ts';
 import { detectionPhase, urgencyPhase } from './phases.ts';
 import { addNodes, nodesPerNetwork } from './plane.ts';
@@ -300,6 +300,13 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
   const sideConverged = await sideNow(pods);
   const memoryAtConvergence = memoryFigures(await sampler.gauges());
   const urgencyFigures = urgency === undefined ? null : await urgency;
+  if (o.settleS > 0) {
+    // The convergence's tail (its queued Events, one per gate turned True) drains before the steady window (issue 31 item 3).
+    log(`settling for ${o.settleS} s before the steady window`);
+    await sleep(o.settleS * 1000);
+  }
+  const steadyFrom = o.settleS > 0 ? await sampler.snapshot() : converged;
+  const sideSteadyFrom = o.settleS > 0 ? await sideNow(pods) : sideConverged;
   const changes0 = watch.tracker.gateChanges;
   const flips0 = watch.tracker.falseFlips;
   log(`steady state for ${o.durationS} s`);
@@ -308,8 +315,8 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
   const sideSteadyEnd = await sideNow(pods);
   const memoryAfterSteady = memoryFigures(await sampler.gauges());
   const steady = {
-    ...phaseFigures({ from: converged, to: steadyEnd, side: { from: sideConverged, to: sideSteadyEnd, loopDelaySinceFrom: true } }),
-    probe_gaps_pods_side: probeGaps(await pods.times(converged.at), converged.at, steadyEnd.at),
+    ...phaseFigures({ from: steadyFrom, to: steadyEnd, side: { from: sideSteadyFrom, to: sideSteadyEnd, loopDelaySinceFrom: true } }),
+    probe_gaps_pods_side: probeGaps(await pods.times(steadyFrom.at), steadyFrom.at, steadyEnd.at),
     gate_changes_seen: watch.tracker.gateChanges - changes0,
     false_flips: watch.tracker.falseFlips - flips0,
     busiest_2s_share_all_pods: await alignment(c, steadyEnd.at),
@@ -395,6 +402,23 @@ async function writeCeiling(cp: ControlPlane, o: LiveBenchOptions, run: string, 
   };
 }
 
+/**
+ * Issue 31 item 3: the replicas stopped, outprobe's engine alone (engine.ts) probes the same
+ * pods for `--engine-s`; the steady controller CPU per probe over the engine's is the ratio.
+ */
+async function engineAlone(o: LiveBenchOptions, dir: string, controllers: readonly ControllerProcess[], port: number, ips: readonly string[], steadyUs: number | null): Promise<Record<string, unknown>> {
+  if (o.engineS === 0) return {};
+  await Promise.all(controllers.map((ctl) => ctl.stop()));
+  log(`replicas stopped; the probe engine alone on the same ${ips.length} pods for ${o.engineS} s (after one period to spread)`);
+  const file = path.join(dir, 'engine.json');
+  writeFileSync(file, JSON.stringify({ ips, port, probe: o.probe, periodMs: o.periodMs, seconds: o.engineS }));
+  const engine = await runEngine(file, (process.env['BENCH_ENGINE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''));
+  const engineUs = typeof engine['cpu_us_per_probe'] === 'number' ? engine['cpu_us_per_probe'] : null;
+  const ratio = steadyUs === null || engineUs === null || engineUs === 0 ? null : r3(steadyUs / engineUs);
+  log(`engine alone: ${JSON.stringify(engine)}; controller ${String(steadyUs)} us / engine ${String(engineUs)} us per probe = ${String(ratio)} (target <= 1.5)`);
+  return { controller_over_engine_cpu_per_probe: ratio, engine_cpu_us_per_probe: engineUs, engine_alone: engine };
+}
+
 async function main(): Promise<void> {
   const o = liveBenchOptions(process.argv.slice(2));
   const run = Date.now().toString(36);
@@ -458,7 +482,8 @@ async function main(): Promise<void> {
     sampler.start();
     const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt);
     await sampler.stop();
-    const result = { ...headline(o, figures), bench: 'scale', vantage_count: o.vantageCount, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
+    const engine = await engineAlone(o, dir, controllers, pods.port, [...watch.tracker.ips()], (figures['steady'] as { controller_cpu_us_per_probe?: number | null }).controller_cpu_us_per_probe ?? null);
+    const result = { ...headline(o, figures), ...engine, bench: 'scale', vantage_count: o.vantageCount, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
       controller_node_args: o.controllerNodeArgs, replica_memory_limit_mb: o.replicaMemoryLimitMb ?? null, replica_heap_limits: replicaHeap,
       replica_cgroup_peak_mb: cgroups.map((c) => { const b = c.peakBytes(); return b === undefined ? null : Math.round(b / 1048576); }),
       replica_oom_kills: cgroups.map((c) => c.oomKills() ?? null),

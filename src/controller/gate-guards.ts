@@ -1,5 +1,5 @@
 import type { Clock } from '../kernel/index.ts';
-import type { GateCondition, WriteContext } from '../writeback/index.ts';
+import type { GateCondition, PodRef, WriteContext } from '../writeback/index.ts';
 import type { Question } from '../secondopinion/index.ts';
 import { gateSecondOpinion } from './second-opinion.ts';
 import type { PolicyEntry } from './policies.ts';
@@ -25,12 +25,15 @@ export interface GateGuardDeps {
   readonly secondOpinion?: { confirm(question: Question): boolean } | undefined;
   /** A False another vantage's failure backs (ADR 0058): it needs no second opinion. @default never */
   readonly backed?: ((condition: GateCondition, podUid: string) => boolean) | undefined;
+  /** Does this replica own the pod now (sharding)? A write for a pod it lost is never sent (ADR 0072). @default always */
+  readonly owns?: ((pod: PodRef) => boolean) | undefined;
   /** Once per False write the peer guard holds back (its metric). */
   readonly onPeerHeld?: (() => void) | undefined;
 }
 
 /**
- * The guards a gate write passes right before it is sent, in order: the
+ * The guards a gate write passes right before it is sent, in order:
+ * ownership (a pod this replica no longer owns gets no write, ADR 0072), the
  * readiness cap (ADR 0032: no False beyond this replica's allowance), the
  * peer write guard (ADR 0017) and the second opinion (ADR 0018). A True is
  * never held. What each refusal was for is kept per pod and condition type
@@ -86,6 +89,8 @@ export class GateGuards {
 
   #why(c: GateCondition, since: number, ctx: WriteContext): { readonly reason: string; readonly guard: HeldWrite['guard'] } | null {
     this.#byPeerGuard = false;
+    // Ownership moved and the resync has not reached this pod yet (its slices, ADR 0072): True or False, nothing goes.
+    if (this.#d.owns?.(ctx.pod) === false) return { reason: 'this replica no longer owns the pod (shard membership changed; its targets are being dropped)', guard: 'readiness' };
     const capped = this.#d.readiness().whyHeld(c, ctx.pod);
     if (capped !== null) return { reason: capped, guard: 'readiness' };
     if (c.status === 'True') return null;

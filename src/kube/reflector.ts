@@ -1,4 +1,5 @@
 import type { Clock, Random } from '../kernel/index.ts';
+import { Slice } from '../kernel/index.ts';
 import type { KubeClient } from './client.ts';
 import { KubeApiError, isKubeError } from './errors.ts';
 import { backoffDelay } from './rate-limiter.ts';
@@ -274,26 +275,6 @@ export class Reflector<T, W extends RawObject = RawObject> {
 }
 
 const skipped: unique symbol = Symbol('skipped');
-
-/** A budget of event-loop time: spent, it yields one turn of the loop (timers and I/O run) and starts again. */
-class Slice {
-  readonly #clock: Clock;
-  readonly #ms: number;
-  #from: number;
-
-  constructor(clock: Clock, ms: number) {
-    this.#clock = clock;
-    this.#ms = ms;
-    this.#from = clock.now();
-  }
-
-  async yieldIfSpent(signal: AbortSignal): Promise<void> {
-    if (this.#clock.now() - this.#from < this.#ms) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    if (signal.aborted) throw signal.reason;
-    this.#from = this.#clock.now();
-  }
-}
 
 /** Namespace, name and uid when they are strings; empty otherwise. */
 function refOf(raw: unknown): ObjectRef {

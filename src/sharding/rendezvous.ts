@@ -1,4 +1,4 @@
-import { hash64 } from './hash.ts';
+import { hash64, hashParts } from './hash.ts';
 
 /**
  * Rendezvous (highest random weight) hashing: the owner of `key` is the
@@ -9,16 +9,23 @@ import { hash64 } from './hash.ts';
  */
 export function owner(members: readonly string[], key: string): string | undefined {
   let best: string | undefined;
-  let bestHash = -1n;
+  let bestHi = -1;
+  let bestLo = -1;
   for (const m of members) {
-    const h = hash64(m, key);
-    if (h > bestHash || (h === bestHash && best !== undefined && m < best)) {
+    hashParts(m, key, parts);
+    const hi = parts[0] ?? 0;
+    const lo = parts[1] ?? 0;
+    if (hi > bestHi || (hi === bestHi && (lo > bestLo || (lo === bestLo && best !== undefined && m < best)))) {
       best = m;
-      bestHash = h;
+      bestHi = hi;
+      bestLo = lo;
     }
   }
   return best;
 }
+
+/** owner's scratch: [high, low] of one hash (no BigInt per member, issue 31). */
+const parts = new Float64Array(2);
 
 /**
  * Every member in rendezvous order for `key`: the owner first, then who

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { fnv1a64, hash64, owner, ranked } from '../../../src/sharding/index.ts';
+import { hash64Bytes } from '../../../src/sharding/hash.ts';
 
 // Deterministic UUID-shaped strings, so the measured split is the same on every run.
 const uuid = (i: number): string => createHash('sha1').update(`pod-${i}`).digest('hex').slice(0, 32).replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
@@ -15,6 +16,32 @@ describe('rendezvous hashing', () => {
     assert.equal(fnv1a64(enc('')), 0xcbf29ce484222325n);
     assert.equal(fnv1a64(enc('a')), 0xaf63dc4c8601ec8cn);
     assert.equal(fnv1a64(enc('foobar')), 0x85944171f73967e8n);
+  });
+
+  it('hash64 keeps its values (they are the protocol between replicas): the fast path equals the byte path (issue 31)', () => {
+    // Pinned from the byte path as it was before the fast path existed.
+    assert.equal(hash64('r1', 'abc'), 0x62b8e8f79b5b4737n);
+    assert.equal(hash64('outprobe-7d9f8c6b5-abcde', '0b7c3a4e-1f2d-4c5b-9a8e-000000000042'), 0x6162d9276780e470n);
+    assert.equal(hash64('', ''), 0xb9034ad37056f5fbn);
+    assert.equal(hash64('zoné', 'ünïcode-✓'), 0x757822b7351c73ffn);
+    // Deterministic strings of every ASCII code (and some not), every length up to 40.
+    const str = (seed: number, len: number): string => Array.from({ length: len }, (_, i) => String.fromCharCode((seed * 131 + i * 17) % (seed % 7 === 0 ? 300 : 128))).join('');
+    for (let i = 0; i < 3000; i++) {
+      const a = str(i, i % 41);
+      const b = str(i * 7 + 3, (i * 13) % 41);
+      assert.equal(hash64(a, b), hash64Bytes(a, b), `${JSON.stringify(a)} ${JSON.stringify(b)}`);
+    }
+    // owner compares the same numbers as the BigInt values would.
+    const byBigInt = (members: readonly string[], key: string): string | undefined => {
+      let best: string | undefined;
+      let h = -1n;
+      for (const m of members) {
+        const x = hash64Bytes(m, key);
+        if (x > h || (x === h && best !== undefined && m < best)) [best, h] = [m, x];
+      }
+      return best;
+    };
+    for (const u of uids.slice(0, 2000)) assert.equal(owner(['r1', 'r2', 'r3', 'r4'], u), byBigInt(['r1', 'r2', 'r3', 'r4'], u));
   });
 
   it('is stable: same inputs, same owner, whatever the member order; separator keeps fields apart', () => {
