@@ -14,7 +14,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { request } from 'undici';
+import { issueCertificate } from '../../src/injection/index.ts';
 import { startServiceClient } from '../support/netclient/index.ts';
 import type { ServiceClient } from '../support/netclient/index.ts';
 import { buildOutprobeImage, importImage } from '../support/images/index.ts';
@@ -328,6 +331,42 @@ describe('the chart with outprobe\'s own image on real nodes', { timeout: 1_800_
       const ps = await replicas();
       return ps.length === 2 && ps.every((x) => condition(x, 'Ready') === 'True' && x.spec.containers[0]?.image === image) ? ps : undefined;
     }, 180_000);
+  });
+
+  it('metrics.tls on real kubelets: the kubelet\'s HTTPS probes keep the replicas Ready, helm test passes over verified TLS, an unauthenticated scrape is 401 and plain HTTP gets nothing', async () => {
+    // ADR 0068/0069: an existing kubernetes.io/tls Secret (its ca.crt is what scrapers and helm test trust).
+    const day = 86_400_000;
+    const now = Date.now();
+    const serverName = `${RELEASE}-metrics.${NS}.svc`;
+    const ca = issueCertificate({ commonName: 'outprobe e2e-nodes metrics CA', notBefore: now - day, notAfter: now + 30 * day });
+    const serving = issueCertificate({ commonName: serverName, names: [serverName, `${RELEASE}-metrics.${NS}`, `${RELEASE}-metrics`], notBefore: now - day, notAfter: now + 7 * day, issuer: ca });
+    const b64 = (x: string): string => Buffer.from(x).toString('base64');
+    await kube().create(`/api/v1/namespaces/${NS}/secrets`, {
+      apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: 'metrics-tls', namespace: NS },
+      data: { 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key), 'ca.crt': b64(ca.cert) },
+    });
+    ok(p.helm('upgrade', RELEASE, CHART, '--namespace', NS, ...chartArgs(image, REPLICA_NODES), '--set', 'metrics.tls.enabled=true', '--set', 'metrics.tls.existingSecret=metrics-tls',
+      '--wait', '--timeout', '5m'), 'helm upgrade with metrics.tls');
+    const pods = await until('2 replicas Ready by HTTPS probes', async () => {
+      const ps = await replicas();
+      return ps.length === 2 && ps.every((x) => condition(x, 'Ready') === 'True' && x.metadata.deletionTimestamp === undefined
+        && x.spec.containers[0]?.readinessProbe?.httpGet?.scheme === 'HTTPS') ? ps : undefined;
+    }, 180_000).catch((err: unknown) => { throw new Error(fail(String(err))); });
+    const r = p.helm('test', RELEASE, '--namespace', NS, '--timeout', '3m', '--logs');
+    process.stderr.write(`# helm test over metrics.tls:\n${r.stdout}${r.stderr}`);
+    assert.equal(r.status, 0, fail(`helm test failed: ${r.stderr}`));
+    assert.equal(r.stdout.match(/^ok: \S+ Ready, Lease live, \/readyz 200, members 2, unowned pods 0$/gm)?.length, 2, 'each replica checked over TLS');
+    const get = (ip: string, scheme: 'http' | 'https'): Promise<number | string> => new Promise((resolve) => {
+      const mod = scheme === 'https' ? httpsGet : httpGet;
+      const req = mod({ host: ip, port: 8080, path: '/metrics', timeout: 5000, ...(scheme === 'https' ? { ca: ca.cert, servername: serverName } : {}) }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    });
+    for (const x of pods) {
+      const ip = x.status.podIP ?? '';
+      assert.equal(await get(ip, 'https'), 401, `${x.metadata.name}: verified TLS, no token: 401`);
+      assert.equal(typeof await get(ip, 'http'), 'string', `${x.metadata.name}: plain HTTP gets no HTTP answer`);
+    }
   });
 
   it('helm upgrade keeps the replicas; helm uninstall leaves every gate True and no Lease renewed', async () => {

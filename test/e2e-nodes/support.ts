@@ -100,7 +100,7 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined> | 
 
 export interface PodJson {
   metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string };
-  spec: { nodeName?: string; readinessGates?: { conditionType: string }[]; volumes?: { name: string; projected?: unknown }[]; containers: { name: string; image: string }[] };
+  spec: { nodeName?: string; readinessGates?: { conditionType: string }[]; volumes?: { name: string; projected?: unknown }[]; containers: { name: string; image: string; readinessProbe?: { httpGet?: { scheme?: string } } }[] };
   status: {
     phase?: string; podIP?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
