@@ -101,7 +101,7 @@ export class GateHistory {
 
   async #run(from: string): Promise<void> {
     let rv = from;
-    while (!this.#abort.signal.aborted) {
+    while (!this.#aborted()) {
       try {
         await this.#kube.watch(this.#path, `resourceVersion=${rv}&timeoutSeconds=600`, (e) => {
           const meta = e.object['metadata'] as { resourceVersion?: string } | undefined;
@@ -109,10 +109,14 @@ export class GateHistory {
           if (e.type === 'ADDED' || e.type === 'MODIFIED') this.#see(e.object);
         }, this.#abort.signal);
       } catch (err) {
-        if (!this.#abort.signal.aborted) this.#error = err instanceof Error ? err : new Error(String(err));
+        if (!this.#aborted()) this.#error = err instanceof Error ? err : new Error(String(err));
         return;
       }
     }
+  }
+
+  #aborted(): boolean {
+    return this.#abort.signal.aborted;
   }
 
   #see(pod: Record<string, unknown>): void {
