@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { ControlPlane, KubeClient } from '../../support/cluster/index.ts';
 import type { PodNet, Sandbox } from '../../support/podnet/index.ts';
 import type { Fleet, FleetPod } from '../../support/fleet/index.ts';
+import type { Access, Podserve } from '../../support/podserve/index.ts';
 
 const mainPath = fileURLToPath(new URL('../../../src/main.ts', import.meta.url));
 
@@ -165,5 +166,51 @@ export class GateHistory {
   async stop(): Promise<void> {
     this.#abort.abort();
     await this.#loop?.catch(() => undefined);
+  }
+}
+
+/** The access logs podserve keeps (`accessLog` pods), drained every `everyMs` and kept whole. */
+export class AccessLogs {
+  readonly #podserve: Pick<Podserve, 'access'>;
+  readonly #logs = new Map<string, Access[]>();
+  #dropped = 0;
+  #stopped = false;
+  readonly #loop: Promise<void>;
+
+  constructor(podserve: Pick<Podserve, 'access'>, everyMs = 200) {
+    this.#podserve = podserve;
+    this.#loop = this.#run(everyMs);
+  }
+
+  async #run(everyMs: number): Promise<void> {
+    while (!this.#stopped) {
+      await this.drain();
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  }
+
+  /** Drains podserve now (also done every `everyMs`). */
+  async drain(): Promise<void> {
+    const { logs, dropped } = await this.#podserve.access();
+    for (const [pod, entries] of logs) {
+      const list = this.#logs.get(pod) ?? [];
+      list.push(...entries);
+      this.#logs.set(pod, list);
+    }
+    for (const n of dropped.values()) this.#dropped += n;
+  }
+
+  /** Every request the pod's server saw so far, oldest first. */
+  of(pod: string): readonly Access[] {
+    return this.#logs.get(pod) ?? [];
+  }
+
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#loop.catch(() => undefined);
   }
 }
