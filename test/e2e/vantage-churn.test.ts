@@ -196,7 +196,7 @@ describe('vantage under churn: join, rolling restart, kill -9 (3 nodes, 18 pods,
   });
 
   it('rolling restart and kill -9: no pod ever probed from its own node; handover gaps within the sharding e2e\'s bounds; no gate ever False', async () => {
-    start('r3');
+    for (const id of ids) if (!replicas.has(id)) start(id);
     await converged(ids);
     await sleep(periodMs + 500);
     const web = pods.filter((p) => p.policy === 'web');
