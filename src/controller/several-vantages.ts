@@ -331,9 +331,12 @@ export class SeveralVantages {
   }
 
   /**
-   * A False the combination backs with another vantage's failure needs no
-   * second opinion (ADR 0058: that is what the second opinion asks for, and
-   * more); a False of a lone vantage still does.
+   * A False the combination decided with another vantage's fresh verdict in
+   * it needs no second opinion (ADR 0058: that is what the second opinion
+   * asks for, and more): under quorum and all that verdict is a failure too;
+   * under any it may be a success, and asking would ask that very vantage
+   * (the next eligible replica) and veto the rule the user chose (ADR 0070).
+   * A False of a lone vantage (the others abstain) still asks.
    */
   backed(condition: GateCondition, podUid: string): boolean {
     if (condition.status !== 'False') return false;
@@ -342,7 +345,7 @@ export class SeveralVantages {
     const pod = own === undefined ? undefined : this.#d.pods.get(own.plan.podKey);
     if (own === undefined || entry === undefined || pod === undefined || countOf(entry) < 2) return false;
     const c = this.#combined(entry, pod, own);
-    return c.verdict === 'failure' && c.others.some((o) => o.verdict === 'failure');
+    return c.verdict === 'failure' && c.others.some((o) => o.verdict !== undefined);
   }
 }
 

@@ -89,7 +89,7 @@ export class VantageOwnership {
     }
     const spread = this.#source.spreadOf(pod);
     const hit = this.#cache.get(pod.uid);
-    if (hit !== undefined && hit.node === pod.nodeName && hit.spread === spread) return hit.assignment;
+    if (hit !== undefined && hit.node === pod.nodeName && hit.spread === spread && this.#sameZone(hit)) return hit.assignment;
     const place = this.#place(pod.nodeName, spread);
     const assignment = assign(this.#members, pod.uid, place, spread);
     this.#cache.set(pod.uid, { node: pod.nodeName, spread, place, assignment });
@@ -130,6 +130,17 @@ export class VantageOwnership {
     const hit = this.#cache.get(podUid);
     if (this.#source === undefined || hit === undefined) return ranked(candidates, podUid);
     return secondOpinionOrder(this.#members, podUid, hit.place, hit.spread, candidates);
+  }
+
+  /**
+   * A zone-spread pod's node still has the zone it was placed with (ADR
+   * 0071). Asking is what makes the zone cache read a pod's node again after
+   * its TTL (a relabelled node): nothing else asks for the nodes only pods
+   * run on, so without it a pod's zone was read once and kept for good.
+   */
+  #sameZone(hit: Cached): boolean {
+    if (hit.spread !== 'zone' || hit.node === undefined) return true;
+    return (this.#source?.zoneOf(hit.node) ?? undefined) === hit.place.zone;
   }
 
   #place(node: string | undefined, spread: Spread): PodPlace {

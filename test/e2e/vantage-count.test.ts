@@ -11,6 +11,9 @@
 // - B: the other vantage cannot reach it, the owner can: True.
 // - C: cut off from every other node: both vantages fail: False within period × failureThreshold
 //   + one report + slack; healed, True again.
+// - D, of a second policy (count 2, decision any, second opinion on as by default): its owner
+//   cannot reach it, the other vantage can: False within the same bound (ADR 0070: before, the
+//   owner asked the other vantage for a second opinion, it disagreed, and the gate stayed True).
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -34,6 +37,7 @@ import type { Fleet, FleetPod } from '../support/fleet/index.ts';
 const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const ns = 'vcount-e2e';
 const gate = 'outprobe.io/web';
+const anyGate = 'outprobe.io/any';
 const podCount = 6;
 const nodeCount = 3;
 const ids = ['r1', 'r2', 'r3'];
@@ -82,6 +86,7 @@ describe(`vantage.count 2: one verdict from two vantages (${podCount} pods, ${no
   let cp: ControlPlane | undefined;
   let podserve: Podserve | undefined;
   const pods: NetPod[] = [];
+  let anyPod: NetPod | undefined;
   const replicas = new Map<string, Replica>();
   const nodeOfReplica = new Map<string, string>();
   let fleet: Fleet | undefined;
@@ -124,12 +129,24 @@ describe(`vantage.count 2: one verdict from two vantages (${podCount} pods, ${no
     });
     // The API server defaulted the rest (the CRD's schema): spread node, decision quorum.
     assert.deepEqual((policy['spec'] as { vantage: unknown }).vantage, { spread: 'node', count: 2, decision: 'quorum' });
+    // decision any, second opinion on (the default): ADR 0070.
+    await cp.kube.create(`/apis/outprobe.io/v1alpha1/namespaces/${ns}/probepolicies`, {
+      apiVersion: 'outprobe.io/v1alpha1',
+      kind: 'ProbePolicy',
+      metadata: { name: 'any', namespace: ns },
+      spec: {
+        selector: { matchLabels: { app: 'any' } },
+        vantage: { count: 2, decision: 'any' },
+        readiness: { conditionType: anyGate, maxUnreadyPercent: 100, probe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: periodMs / 1000, failureThreshold, timeoutSeconds: 1 } },
+      },
+    });
     const env = { kube: cp.kube, net, podserve };
     for (let k = 0; k < podCount; k++) {
       const node = net.nodes[k % nodeCount]!;
       pods.push(await createNetPod(env, { namespace: ns, name: `web-${k}`, node, ip: podIpOf(node, Math.floor(k / nodeCount)) }, { gate }));
     }
-    await pinNeighbours(net, pods);
+    anyPod = await createNetPod(env, { namespace: ns, name: 'any-0', node: net.nodes[0]!, ip: podIpOf(net.nodes[0]!, podCount / nodeCount) }, { gate: anyGate, labels: { app: 'any' } });
+    await pinNeighbours(net, [...pods, anyPod]);
     fleet = await createFleet(cp.kube, { namespace: ns });
     for (const [i, id] of ids.entries()) {
       const node = net.nodes[i]!.name;
@@ -200,5 +217,26 @@ describe(`vantage.count 2: one verdict from two vantages (${podCount} pods, ${no
     await waitFor('C True again once healed', async () => (await gateConditions()).get(c.name)?.status === 'True', 20_000, 250);
     const end = await gateConditions();
     assert.equal([...end.values()].filter((x) => x.status === 'True').length, podCount);
+  });
+  it('decision any, second opinion on: its owner alone failing takes the pod out, though the other vantage passes (ADR 0070)', async () => {
+    const p = anyPod!;
+    const anyStatus = async (): Promise<{ status: string; message: string }> => {
+      const c = conditionOf(await cp!.kube.get(`/api/v1/namespaces/${ns}/pods/${p.name}`), anyGate) as { status?: string; message?: string } | undefined;
+      return { status: c?.status ?? 'absent', message: c?.message ?? '' };
+    };
+    await waitFor('the any pod True', async () => (await anyStatus()).status === 'True', 30_000, 250);
+    const [pOwner] = vantagesOf(p);
+    logs.subjects(p.name);
+    const cutAt = Date.now();
+    const fault = await net!.faults.degrade({ from: replicas.get(pOwner)!.sandbox.ip, to: p.ip });
+    // Before ADR 0070 the owner asked the pod's other vantage for a second opinion; it passed, disagreed, and held the False back for good.
+    await waitFor('False under any', async () => (await anyStatus()).status === 'False', detectBoundMs + 20_000, 100);
+    const ms = Date.now() - cutAt;
+    const now = await anyStatus();
+    log(`any: cut from its owner ${pOwner} only → False after ${ms} ms (bound ${detectBoundMs} ms): ${now.message}`);
+    assert.ok(ms <= detectBoundMs, `False after ${ms} ms`);
+    assert.match(now.message, /1 of 2 vantages failing \(vantage\.decision any\)/);
+    await fault.heal();
+    await waitFor('True again once healed', async () => (await anyStatus()).status === 'True', 20_000, 250);
   });
 });

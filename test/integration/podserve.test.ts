@@ -77,6 +77,30 @@ void describe('podserve on loopback', () => {
     await ps.remove('web-0');
   });
 
+  void test('access logs: each HTTP request of a pod added with accessLog, with its source address, drained per call', async () => {
+    await ps.add({ pod: 'logged', ip: lo(8), ports: PORTS, healthy: true, accessLog: true });
+    await ps.add({ pod: 'unlogged', ip: lo(9), ports: PORTS, healthy: true });
+    const t0 = Date.now();
+    assert.equal(await httpStatus(lo(8), 18080), 200);
+    assert.equal(await httpStatus(lo(8), 18080, '/other'), 200);
+    assert.equal(await httpStatus(lo(9), 18080), 200);
+    assert.equal(await tcpConnects(lo(8), 18081), true); // not HTTP: not logged
+    const first = await ps.access();
+    assert.deepEqual([...first.logs.keys()], ['logged'], 'only the pod added with accessLog');
+    const entries = first.logs.get('logged') ?? [];
+    assert.equal(entries.length, 2);
+    for (const e of entries) {
+      assert.match(e.from, /^127\.\d+\.\d+\.\d+$/, 'the source address, without its port');
+      assert.ok(e.t >= t0 - 1000 && e.t <= Date.now() + 1000, `t ${e.t}`);
+    }
+    assert.equal(first.dropped.size, 0);
+    assert.equal((await ps.access()).logs.size, 0, 'drained');
+    assert.equal(await httpStatus(lo(8), 18080), 200);
+    assert.equal((await ps.access()).logs.get('logged')?.length, 1);
+    await ps.remove('logged');
+    await ps.remove('unlogged');
+  });
+
   void test('a pod added unhealthy does not listen on its TCP port until healthy', async () => {
     const ip = lo(3);
     await ps.add({ pod: 'web-1', ip, ports: PORTS, healthy: false });

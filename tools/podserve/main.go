@@ -6,12 +6,17 @@
 // in request order, carrying the request's id:
 //
 //	{"id":1,"op":"add","pod":"web-0","netns":"/run/netns/x","ip":"198.18.1.1",
-//	 "ports":[{"port":8080,"name":"http","kind":"http"}],"healthy":true}
+//	 "ports":[{"port":8080,"name":"http","kind":"http"}],"healthy":true,"accessLog":true}
 //	{"id":2,"op":"remove","pod":"web-0"}
 //	{"id":3,"op":"health","pod":"web-0","healthy":false}
 //	{"id":4,"op":"delay","pod":"web-0","ms":250}
 //	{"id":5,"op":"stats"}          -> {"id":5,"ok":true,"stats":{"web-0":{"http":3,"tcp":0,"grpc":0}}}
 //	{"id":6,"op":"ping"}
+//	{"id":7,"op":"access"}         -> {"id":7,"ok":true,"access":{"web-0":[{"t":1765100000000,"from":"198.18.2.200"}]}}
+//
+// "access" drains the log of each pod added with "accessLog":true of HTTP requests (when, from which source
+// address) since the last "access"; at most 10,000 per pod are kept between
+// drains, and "dropped" counts those lost past that.
 //
 // `podserve serve KIND:PORT[:NAME] ...` serves one pod in its own namespaces
 // instead (container mode, container.go).
@@ -48,6 +53,8 @@ type request struct {
 	Ports   []Port `json:"ports"`
 	Healthy *bool  `json:"healthy"`
 	Ms      *int64 `json:"ms"`
+	// AccessLog ("add"): keep the pod's access log for "access".
+	AccessLog bool `json:"accessLog"`
 }
 
 type reply struct {
@@ -56,6 +63,9 @@ type reply struct {
 	Code  string            `json:"code,omitempty"`
 	Error string            `json:"error,omitempty"`
 	Stats map[string]Counts `json:"stats,omitempty"`
+	// Access and Dropped answer "access".
+	Access  map[string][]Access `json:"access,omitempty"`
+	Dropped map[string]int64    `json:"dropped,omitempty"`
 }
 
 // fail is an error with a stable code for the client to branch on.

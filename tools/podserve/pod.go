@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,17 +35,33 @@ type Counts struct {
 	GRPC int64 `json:"grpc"`
 }
 
+// Access is one HTTP request a pod's server saw: when (Unix ms) and from
+// which source address (the prober's IP, without the port).
+type Access struct {
+	T    int64  `json:"t"`
+	From string `json:"from"`
+}
+
+// maxAccess bounds a pod's undrained access log; older entries are dropped
+// (and counted) past it.
+const maxAccess = 10_000
+
 type pod struct {
 	name, netns, ip string
 	ports           []Port
 
 	logRequests bool // container mode (container.go)
+	keepAccess  bool // "add" with "accessLog": true: keep an access log for "access"
 
 	healthy atomic.Bool
 	delayMs atomic.Int64
 	http    atomic.Int64
 	tcp     atomic.Int64
 	grpc    atomic.Int64
+
+	accessMu sync.Mutex // guards access and dropped
+	access   []Access
+	dropped  int64
 
 	mu      sync.Mutex // guards the servers below
 	https   []*http.Server
@@ -120,6 +137,9 @@ func (p *pod) serveHTTP(l net.Listener) {
 		ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p.http.Add(1)
+			if p.keepAccess {
+				p.logAccess(r.RemoteAddr)
+			}
 			if p.logRequests {
 				// Container mode: one line per request, so a test reads from `kubectl logs`
 				// who probed the pod when (the kubelet from the node's bridge address,
@@ -249,4 +269,29 @@ func (p *pod) stop() {
 
 func (p *pod) counts() Counts {
 	return Counts{HTTP: p.http.Load(), TCP: p.tcp.Load(), GRPC: p.grpc.Load()}
+}
+
+// logAccess records one HTTP request's source address in the pod's access log.
+func (p *pod) logAccess(remote string) {
+	from := remote
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		from = ap.Addr().String()
+	}
+	p.accessMu.Lock()
+	defer p.accessMu.Unlock()
+	if len(p.access) >= maxAccess {
+		p.access = p.access[1:]
+		p.dropped++
+	}
+	p.access = append(p.access, Access{T: time.Now().UnixMilli(), From: from})
+}
+
+// drainAccess returns the access log since the last drain and how many
+// entries were dropped meanwhile, and empties it.
+func (p *pod) drainAccess() ([]Access, int64) {
+	p.accessMu.Lock()
+	defer p.accessMu.Unlock()
+	out, dropped := p.access, p.dropped
+	p.access, p.dropped = nil, 0
+	return out, dropped
 }

@@ -39,6 +39,8 @@ func (s *server) handle(line []byte) reply {
 		err = s.delay(req)
 	case "stats":
 		r.Stats = s.stats()
+	case "access":
+		r.Access, r.Dropped = s.accessLogs()
 	default:
 		err = failf("bad_request", "unknown op %q", req.Op)
 	}
@@ -114,6 +116,7 @@ func (s *server) add(req request) error {
 		return failf("limit", "already serving %d pods (the limit)", maxPods)
 	}
 	p := newPod(req.Pod, req.Netns, req.IP, req.Ports, *req.Healthy)
+	p.keepAccess = req.AccessLog
 	if err := p.start(); err != nil {
 		return failf("bind_failed", "pod %s: %v", req.Pod, err)
 	}
@@ -171,6 +174,22 @@ func (s *server) stats() map[string]Counts {
 		out[name] = p.counts()
 	}
 	return out
+}
+
+// accessLogs drains every served pod's access log (pods with nothing new are left out).
+func (s *server) accessLogs() (map[string][]Access, map[string]int64) {
+	logs := map[string][]Access{}
+	dropped := map[string]int64{}
+	for name, p := range s.pods {
+		a, d := p.drainAccess()
+		if len(a) > 0 {
+			logs[name] = a
+		}
+		if d > 0 {
+			dropped[name] = d
+		}
+	}
+	return logs, dropped
 }
 
 func (s *server) stopAll() {

@@ -50,18 +50,20 @@ export function podIpOf(node: NodeNet, n: number): string {
 
 /**
  * Creates the Pod bound to `node`, attaches its namespace with `ip`, serves its `http` port
- * (healthy) from `podserve`, then writes its status: Running, Ready, `podIP` `ip`.
+ * (healthy) from `podserve`, then writes its status: Running, Ready, `podIP` `ip`. With
+ * `serve.accessLog`, podserve keeps the pod's access log (`podserve.access()`).
  */
 export async function createNetPod(
   env: { readonly kube: KubeClient; readonly net: PodNet; readonly podserve: Podserve },
   where: { readonly namespace: string; readonly name: string; readonly node: NodeNet; readonly ip: string },
   o: FakePodOptions = {},
+  serve: { readonly accessLog?: boolean } = {},
 ): Promise<NetPod> {
   const { namespace, name, node, ip } = where;
   const created = await env.kube.create(`/api/v1/namespaces/${namespace}/pods`, fakePodManifest(namespace, name, o, node.name));
   const uid = (created['metadata'] as { uid: string }).uid;
   const sandbox = await env.net.attachPod(node.name, ip);
-  await env.podserve.add({ pod: name, ip, netns: sandbox.netnsPath, ports: [{ port: o.port ?? 8080, name: 'http', kind: 'http' }], healthy: true });
+  await env.podserve.add({ pod: name, ip, netns: sandbox.netnsPath, ports: [{ port: o.port ?? 8080, name: 'http', kind: 'http' }], healthy: true, ...(serve.accessLog === true ? { accessLog: true } : {}) });
   await strategicPatch(env.kube, `/api/v1/namespaces/${namespace}/pods/${name}/status`, statusBody(uid, ip, 0, startedAgo(60_000), node.ip));
   return { namespace, name, uid, ip, node: node.name, netns: sandbox.netns };
 }

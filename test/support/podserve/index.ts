@@ -28,6 +28,14 @@ export interface PodSpec {
   readonly netns?: string;
   readonly ports: readonly ServedPort[];
   readonly healthy: boolean;
+  /** Keep an access log of the pod's HTTP requests, for `access()`. @default false */
+  readonly accessLog?: boolean;
+}
+
+/** One HTTP request a pod's server saw: when (Unix ms) and from which source address. */
+export interface Access {
+  readonly t: number;
+  readonly from: string;
 }
 
 /** Requests answered per pod: HTTP requests, accepted bare-TCP connections, gRPC health calls. */
@@ -63,6 +71,12 @@ export interface Podserve {
   setDelay(pod: string, ms: number): Promise<void>;
   /** Counts of every served pod, in one request. */
   stats(): Promise<Map<string, PodCounts>>;
+  /**
+   * Drains the access logs of the pods added with `accessLog`: each pod's HTTP requests since
+   * the last call (pods with none are absent). At most 10,000 per pod are kept between calls;
+   * `dropped` counts those lost past that.
+   */
+  access(): Promise<{ readonly logs: Map<string, Access[]>; readonly dropped: Map<string, number> }>;
   ping(): Promise<void>;
   /** Closes stdin (podserve closes every listener and exits) and waits for the exit. */
   close(): Promise<void>;
@@ -74,6 +88,8 @@ interface Reply {
   readonly code?: string;
   readonly error?: string;
   readonly stats?: Record<string, PodCounts>;
+  readonly access?: Record<string, Access[]>;
+  readonly dropped?: Record<string, number>;
 }
 
 interface Pending { readonly resolve: (r: Reply) => void; readonly reject: (e: Error) => void }
@@ -132,6 +148,10 @@ export async function startPodserve(opts: PodserveOptions = {}): Promise<Podserv
     setHealthy: async (pod, healthy) => { await call({ op: 'health', pod, healthy }); },
     setDelay: async (pod, ms) => { await call({ op: 'delay', pod, ms }); },
     stats: async () => new Map(Object.entries((await call({ op: 'stats' })).stats ?? {})),
+    access: async () => {
+      const r = await call({ op: 'access' });
+      return { logs: new Map(Object.entries(r.access ?? {})), dropped: new Map(Object.entries(r.dropped ?? {})) };
+    },
     ping: async () => { await call({ op: 'ping' }); },
     close: async () => {
       child.stdin.end();

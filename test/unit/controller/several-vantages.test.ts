@@ -160,6 +160,30 @@ void describe('several vantages (ADR 0058): the owner writes the combined verdic
     assert.equal(t.last(), 'False');
   });
 
+  void it('decision any, its own failure while the other vantage passes: the False is the rule the user chose, no second opinion (ADR 0070: it would ask that very vantage and veto it)', async () => {
+    const t = setup({ self: 'r1', vantages: ['r1', 'r2'], count: 2, decision: 'any' });
+    t.show();
+    await t.report('r2', 'success');
+    t.state.outcome = { kind: 'failure', output: 'connection refused' };
+    for (let i = 0; i < 4; i++) await t.pass();
+    const falseWrite = t.writes.find((w) => w.status === 'False');
+    assert.ok(falseWrite !== undefined, `False under any: ${JSON.stringify(t.writes)}`);
+    assert.match(falseWrite.message, /1 of 2 vantages failing \(vantage\.decision any\); succeeded from replica r2/);
+    assert.equal(t.several.backed(falseWrite, 'uid-1'), true, 'backed by the other vantages\' verdicts: the second opinion is already in');
+  });
+
+  void it('a lone vantage\'s False (the others abstain) still asks for a second opinion, under every decision', async () => {
+    for (const decision of ['quorum', 'all', 'any'] as const) {
+      const t = setup({ self: 'r1', vantages: ['r1', 'r2'], count: 2, decision });
+      t.show();
+      t.state.outcome = { kind: 'failure', output: 'connection refused' };
+      for (let i = 0; i < 4; i++) await t.pass();
+      const falseWrite = t.writes.find((w) => w.status === 'False');
+      assert.ok(falseWrite !== undefined, `${decision}: False from its own verdict alone`);
+      assert.equal(t.several.backed(falseWrite, 'uid-1'), false, decision);
+    }
+  });
+
   void it('count 3, quorum: 2 of 3 failing is False even where its own probes pass; a report of a replica that is not a vantage is not heard', async () => {
     const t = setup({ self: 'r1', vantages: ['r1', 'r2', 'r3'], count: 3 });
     t.show();

@@ -144,6 +144,20 @@ void describe('vantage eligibility and ownership (ADR 0040)', () => {
     for (const uid of uids.slice(0, 200)) assert.equal(o.responsible(pod(uid, 'n1')), 'r2');
   });
 
+  void it('a zone-spread pod\'s node relabelled: its pods are assigned again, though no member changed (ADR 0071)', () => {
+    const zones: Record<string, string | null> = { n1: 'a', n2: 'a', n3: 'b', n4: 'a' };
+    let asked = 0;
+    const o = new VantageOwnership({ spreadOf: () => 'zone', zoneOf: (n) => { if (n === 'n4') asked++; return zones[n]; } });
+    o.setMembers(['r1', 'r3'], [{ identity: 'r1', nodeName: 'n1' }, { identity: 'r3', nodeName: 'n3' }]);
+    const sample = uids.slice(0, 50);
+    for (const uid of sample) assert.equal(o.responsible(pod(uid, 'n4')), 'r3');
+    const before = asked;
+    for (const uid of sample) o.responsible(pod(uid, 'n4'));
+    assert.ok(asked > before, 'a cached pod still asks for its node\'s zone (that is what reads the node again after the TTL)');
+    zones['n4'] = 'b';
+    for (const uid of sample) assert.equal(o.responsible(pod(uid, 'n4')), 'r1');
+  });
+
   void it('the strictest spread of a pod\'s policies wins; texts name node and zone', () => {
     assert.equal(strictest([]), 'node');
     assert.equal(strictest(['any']), 'any');
