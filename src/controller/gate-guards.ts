@@ -1,6 +1,8 @@
 import type { Clock } from '../kernel/index.ts';
 import type { GateCondition, PodRef, WriteContext } from '../writeback/index.ts';
 import type { Question } from '../secondopinion/index.ts';
+import { releaseReasons } from '../failopen/index.ts';
+import { noVantageReason } from './no-vantage.ts';
 import { gateSecondOpinion } from './second-opinion.ts';
 import type { PolicyEntry } from './policies.ts';
 import type { ReadinessGuard } from './readiness-guard.ts';
@@ -89,8 +91,10 @@ export class GateGuards {
 
   #why(c: GateCondition, since: number, ctx: WriteContext): { readonly reason: string; readonly guard: HeldWrite['guard'] } | null {
     this.#byPeerGuard = false;
-    // Ownership moved and the resync has not reached this pod yet (its slices, ADR 0072): True or False, nothing goes.
-    if (this.#d.owns?.(ctx.pod) === false) return { reason: 'this replica no longer owns the pod (shard membership changed; its targets are being dropped)', guard: 'readiness' };
+    // Ownership moved and the resync has not reached this pod yet (its slices, ADR 0072): no verdict goes, True or
+    // False. A fail-open write is no verdict: releases (ADR 0035: orphans are by definition nobody's) and NoVantage
+    // (ADR 0040: nobody may probe the pod) are written by a replica that owns no verdict on the pod.
+    if (this.#d.owns?.(ctx.pod) === false && !failOpen(c)) return { reason: 'this replica no longer owns the pod (shard membership changed; its targets are being dropped)', guard: 'readiness' };
     const capped = this.#d.readiness().whyHeld(c, ctx.pod);
     if (capped !== null) return { reason: capped, guard: 'readiness' };
     if (c.status === 'True') return null;
@@ -104,4 +108,9 @@ export class GateGuards {
     if (so === undefined || gateSecondOpinion(so, { targets: this.#d.targets(), policies: this.#d.policies }, { condition: c, since, ctx })) return null;
     return { reason: 'second opinion: asked another replica to probe the pod from its vantage; waiting for it to agree (ADR 0018)', guard: 'second-opinion' };
   }
+}
+
+/** A True that keeps a gate open without judging the pod: a release (ADR 0035) or NoVantage (ADR 0040). */
+function failOpen(c: GateCondition): boolean {
+  return c.status === 'True' && (releaseReasons.includes(c.reason) || c.reason === noVantageReason);
 }

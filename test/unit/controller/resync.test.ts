@@ -220,4 +220,22 @@ describe('resync in slices (ADR 0072)', () => {
     assert.deepEqual(new Set([...a.held, ...b.held]), new Set(pods.keys()), 'none dropped');
     assert.equal(wa.guards.heldFor(lost[0]?.uid ?? '').size, 0, 'forgotten once the resync reached it');
   });
+
+  it('a replica that owns no verdict on the pod still sends a fail-open True (a release, NoVantage), and no verdict', () => {
+    // The orphan release is by definition written by a replica that owns nothing (test/integration/release.test.ts
+    // 'orphans' caught the ownership check holding it).
+    const guards = new GateGuards({
+      clock: new FakeClock(),
+      targets: () => undefined as unknown as TargetSet,
+      readiness: () => ({ whyHeld: () => null, sending: () => undefined }) as unknown as ReadinessGuard,
+      policies: new Map(),
+      owns: () => false,
+    });
+    const ctx = { pod: refOf(pod(1)), serverStatus: 'False' };
+    const cond = (status: 'True' | 'False', reason: string): GateCondition => ({ type: gate, status, reason, message: 'm', lastTransitionTime: '2026-12-07T12:00:00Z', lastProbeTime: '2026-12-07T12:00:00Z' });
+    for (const reason of ['GateReleased', 'PolicyRemoved', 'NoVantage']) assert.equal(guards.mayWrite(cond('True', reason), 0, ctx), true, `${reason} goes out`);
+    for (const reason of ['ProbeSucceeded', 'PanicFailOpen', 'NotYetProbed']) assert.equal(guards.mayWrite(cond('True', reason), 0, ctx), false, `${reason} (a verdict or the owner's panic) is held`);
+    assert.equal(guards.mayWrite(cond('False', 'GateReleased'), 0, ctx), false, 'a False is never a release');
+    assert.match(guards.heldFor(pod(1).uid).get(gate)?.reason ?? '', /no longer owns the pod/);
+  });
 });
