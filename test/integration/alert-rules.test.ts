@@ -19,6 +19,7 @@ import { headings } from '../unit/docs/markdown.ts';
 const wanted = [
   'OutprobeUnownedPods', 'OutprobeReplicaImpaired', 'OutprobeReadinessPanic', 'OutprobeRemediationHalted',
   'OutprobeSecondOpinionErrors', 'OutprobeGateWriteDelay', 'OutprobeEventsDropped', 'OutprobeWatchRestarts',
+  'OutprobeServingCertificateExpiry',
 ];
 
 void describe('chart alerts and dashboard under promtool', () => {
@@ -28,7 +29,7 @@ void describe('chart alerts and dashboard under promtool', () => {
   process.stderr.write(`# promtool at ${promtool} (${Date.now() - t0} ms to find or build)\n`);
   const rules = renderRules(helm);
 
-  it('renders the eight alerts, each with a severity and a runbook_url', () => {
+  it('renders the nine alerts, each with a severity and a runbook_url', () => {
     assert.deepEqual(alertsOf(rules).map((r) => r.alert), wanted);
     for (const r of alertsOf(rules)) {
       assert.ok(r.labels?.['severity'], `${r.alert} severity`);
@@ -42,16 +43,17 @@ void describe('chart alerts and dashboard under promtool', () => {
       assert.equal(r.status, 0, r.output);
       return r.output;
     };
-    assert.match(check(stringify(rules)), /SUCCESS: 8 rules found/);
+    assert.match(check(stringify(rules)), /SUCCESS: 9 rules found/);
     const tuned = renderRules(helm, '--set', 'prometheusRule.selector=job="outprobe"\\,namespace="outprobe"',
       '--set', 'prometheusRule.alerts.gateWriteDelay.quantile=0.9', '--set-json', 'prometheusRule.alerts.gateWriteDelay.threshold=2.5',
-      '--set', 'prometheusRule.alerts.watchRestarts.window=1h', '--set', 'prometheusRule.alerts.readinessPanic.enabled=false',
+      '--set', 'prometheusRule.alerts.watchRestarts.window=1h', '--set', 'prometheusRule.alerts.servingCertificateExpiry.thresholdDays=3', '--set', 'prometheusRule.alerts.readinessPanic.enabled=false',
       '--set', 'prometheusRule.additionalLabels.team=platform');
-    assert.match(check(stringify(tuned)), /SUCCESS: 7 rules found/);
+    assert.match(check(stringify(tuned)), /SUCCESS: 8 rules found/);
     const byName = new Map(alertsOf(tuned).map((r) => [r.alert, r]));
     assert.equal(byName.has('OutprobeReadinessPanic'), false, 'a disabled alert is not rendered');
     assert.match(byName.get('OutprobeGateWriteDelay')!.expr, /^histogram_quantile\(0\.9, .*\{job="outprobe",namespace="outprobe",status="False"\}.*\) > 2\.5$/);
     assert.match(byName.get('OutprobeWatchRestarts')!.expr, /\[1h\]/);
+    assert.equal(byName.get('OutprobeServingCertificateExpiry')!.expr, '(outprobe_serving_certificate_expiry_timestamp_seconds{job="outprobe",namespace="outprobe"} - time()) < 259200');
     assert.equal(byName.get('OutprobeUnownedPods')!.expr, 'outprobe_unowned_pods{job="outprobe",namespace="outprobe"} > 0');
     assert.equal(byName.get('OutprobeUnownedPods')!.labels?.['team'], 'platform');
   });
