@@ -335,7 +335,7 @@ void describe('charts/outprobe', () => {
     assert.equal(template().some((o) => o.kind === 'PrometheusRule' || o.metadata.name === `${RELEASE}-dashboard`), false, 'off by default');
     const prometheusRule = find(mon, 'PrometheusRule') as Obj & { spec?: { groups: { rules: { alert: string }[] }[] } };
     assert.equal(prometheusRule.metadata.labels?.['release'], 'prometheus');
-    assert.equal(prometheusRule.spec?.groups[0]?.rules.length, 8);
+    assert.equal(prometheusRule.spec?.groups[0]?.rules.length, 9);
     const dashboard = named(mon, 'ConfigMap', `${RELEASE}-dashboard`) as Obj & { data?: Record<string, string> };
     assert.equal(dashboard.metadata.labels?.['grafana_dashboard'], '1');
     assert.equal((JSON.parse(dashboard.data?.['outprobe.json'] ?? '{}') as { uid?: string }).uid, 'outprobe');
