@@ -4,21 +4,20 @@
 // and scrapers present tokens of real ServiceAccounts: one bound to the chart's
 // metrics-reader ClusterRole gets 200, one without it 403, no token or a made-up one 401.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { waitFor } from '../integration/support/fake-kubelet.ts';
 import { logsOnFailure } from '../support/replicas/index.ts';
+import { startMetricsController } from './support/metrics-controller.ts';
 
 const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
-const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const NS = 'outprobe';
 const MON = 'monitoring';
 
@@ -28,7 +27,7 @@ void describe('/metrics behind TokenReview and SubjectAccessReview', () => {
   let tmp: string;
   let child: ChildProcess | undefined;
   let port = 0;
-  const lines: string[] = [];
+  let lines: readonly string[] = [];
 
   const tokenOf = async (namespace: string, sa: string): Promise<string> => {
     const tr = await cp.kube.create(`/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
@@ -50,26 +49,7 @@ void describe('/metrics behind TokenReview and SubjectAccessReview', () => {
     await waitFor('CRD served', async () => (await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200, 30_000);
 
     // The controller with only its ServiceAccount's token, as in a pod.
-    const admin = cp.kubeconfig as { clusters: { cluster: Record<string, unknown> }[] };
-    const kubeconfig = path.join(tmp, 'sa-kubeconfig');
-    writeFileSync(kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
-      clusters: [{ name: 'c', cluster: admin.clusters[0]?.cluster }],
-      users: [{ name: 'sa', user: { token: await tokenOf(NS, 'outprobe') } }],
-      contexts: [{ name: 'sa', context: { cluster: 'c', user: 'sa', namespace: NS } }],
-    }), { mode: 0o600 });
-    const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'kubernetes', '--sharding', 'false'],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-metrics-0', POD_NAMESPACE: NS } });
-    child = c;
-    logs.record('outprobe', c);
-    for (const s of [c.stdout, c.stderr]) {
-      createInterface({ input: s }).on('line', (l) => {
-        lines.push(l);
-        const m = /"msg":"outprobe started".*"metricsPort":(\d+)/.exec(l);
-        if (m !== null) port = Number(m[1]);
-      });
-    }
-    await waitFor('controller started', () => Promise.resolve(port !== 0), 30_000);
+    ({ child, port, lines } = await startMetricsController({ cp, dir: tmp, namespace: NS, token: await tokenOf(NS, 'outprobe'), record: (n, c) => logs.record(n, c) }));
   });
   logs.teardown(async () => {
     child?.kill('SIGTERM');

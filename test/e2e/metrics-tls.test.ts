@@ -9,14 +9,13 @@
 // served without a restart, a broken update in between leaving the old one in service.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,9 +24,9 @@ import { startControlPlane } from '../support/cluster/index.ts';
 import type { ControlPlane } from '../support/cluster/index.ts';
 import { waitFor } from '../integration/support/fake-kubelet.ts';
 import { logsOnFailure } from '../support/replicas/index.ts';
+import { startMetricsController } from './support/metrics-controller.ts';
 
 const chart = fileURLToPath(new URL('../../charts/outprobe', import.meta.url));
-const mainPath = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const NS = 'outprobe';
 const MON = 'monitoring';
 const SECRET = 'outprobe-metrics-cert';
@@ -72,7 +71,7 @@ void describe('/metrics over TLS, authentication still enforced', () => {
   let generation = 0;
   let child: ChildProcess | undefined;
   let port = 0;
-  const lines: string[] = [];
+  let lines: readonly string[] = [];
 
   const tokenOf = async (namespace: string, sa: string): Promise<string> => {
     const tr = await cp.kube.create(`/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
@@ -130,26 +129,7 @@ void describe('/metrics over TLS, authentication still enforced', () => {
     for (const name of ['prometheus', 'stranger']) await cp.kube.create(`/api/v1/namespaces/${MON}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } });
     await waitFor('CRD served', async () => (await cp.kube.call('GET', '/apis/outprobe.io/v1alpha1/probepolicies')).status === 200, 30_000);
 
-    const admin = cp.kubeconfig as { clusters: { cluster: Record<string, unknown> }[] };
-    const kubeconfig = path.join(tmp, 'sa-kubeconfig');
-    writeFileSync(kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
-      clusters: [{ name: 'c', cluster: admin.clusters[0]?.cluster }],
-      users: [{ name: 'sa', user: { token: await tokenOf(NS, 'outprobe') } }],
-      contexts: [{ name: 'sa', context: { cluster: 'c', user: 'sa', namespace: NS } }],
-    }), { mode: 0o600 });
-    const c = spawn(process.execPath, [mainPath, '--kubeconfig', kubeconfig, '--metrics-addr', '127.0.0.1:0', '--metrics-auth', 'kubernetes', '--sharding', 'false', '--metrics-cert-dir', certDir],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', POD_NAME: 'outprobe-metrics-0', POD_NAMESPACE: NS } });
-    child = c;
-    logs.record('outprobe', c);
-    for (const s of [c.stdout, c.stderr]) {
-      createInterface({ input: s }).on('line', (l) => {
-        lines.push(l);
-        const m = /"msg":"outprobe started".*"metricsPort":(\d+)/.exec(l);
-        if (m !== null) port = Number(m[1]);
-      });
-    }
-    await waitFor('controller started', () => Promise.resolve(port !== 0), 30_000);
+    ({ child, port, lines } = await startMetricsController({ cp, dir: tmp, namespace: NS, token: await tokenOf(NS, 'outprobe'), record: (n, c) => logs.record(n, c), extraArgs: ['--metrics-cert-dir', certDir] }));
   });
   logs.teardown(async () => {
     child?.kill('SIGTERM');
