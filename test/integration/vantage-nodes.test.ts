@@ -5,6 +5,7 @@
 //
 // - a Node without a zone label, under spread zone: a member there is in no zone (never "another
 //   zone"), a pod there has no zone to avoid but still never its own node;
+// - a Lease claiming a zone its Node does not have (or naming a node with no Node): the Node decides;
 // - a pod with no spec.nodeName yet: any member with a known node; its node learned, it moves only
 //   if that is its owner's node;
 // - a node renamed (deleted, a Node of another name created, the replica's pod recreated there);
@@ -93,6 +94,38 @@ describe('vantage with hostile and changing Nodes (NodeZones and VantageOwnershi
     // Count 3 on a zone-a pod: the other zone first, then one per place (rx counts as a place of its own).
     assert.deepEqual(new Set(own.vantages(pod(uids[0]!, 'a2'), 3)), new Set(['rb', 'ra', 'rx']));
     assert.equal(own.vantages(pod(uids[0]!, 'a2'), 3)[0], 'rb');
+  });
+
+  it('a Lease claiming a zone its Node does not have: the Node decides; the liar never wins a pod of the zone it is in', async () => {
+    // rl runs on a2 (zone a on its Node) and its Lease declares zone b; rg's pod names a node that
+    // has no Node object at all and declares zone b too. Only rb is really in zone b.
+    const places: ProvenPlace[] = [
+      { identity: 'ra', nodeName: 'a1' },
+      { identity: 'rb', nodeName: 'b1' },
+      { identity: 'rl', nodeName: 'a2', zone: 'b' },
+      { identity: 'rg', nodeName: 'ghost', zone: 'b' },
+    ];
+    try {
+      await waitFor('the claimed nodes read', () => {
+        members(places);
+        return Promise.resolve(zoneOfMember('rl') === 'a' && zones.zoneOf('ghost') === null);
+      }, 10_000, 50);
+      assert.equal(zoneOfMember('rl'), 'a', 'the Node\'s label, not the Lease\'s claim');
+      assert.equal(zoneOfMember('rg'), undefined, 'a Node read as gone gives no zone, whatever the Lease says');
+      // Zone a's pods (on a1 and a2): the only member in another known zone is rb; the liars never win one.
+      for (const uid of uids) {
+        assert.equal(own.responsible(pod(uid, 'a1')), 'rb', uid);
+        assert.equal(own.responsible(pod(uid, 'a2')), 'rb', uid);
+      }
+      // Nor are they asked for a second opinion before a member really in zone b.
+      for (const uid of uids.slice(0, 50)) {
+        const order = own.secondOpinionOrder(uid, ['ra', 'rb', 'rl', 'rg']);
+        assert.ok(!order.includes('rl') || order.indexOf('rl') > order.indexOf('rb'), `${uid}: ${order.join(',')}`);
+      }
+    } finally {
+      // The liars leave, pass or fail: the next tests start from the first test's three members.
+      members([{ identity: 'ra', nodeName: 'a1' }, { identity: 'rb', nodeName: 'b1' }, { identity: 'rx', nodeName: 'bare' }]);
+    }
   });
 
   it('a pod with no spec.nodeName yet: any member with a known node; its node learned, it moves only off its own node', () => {
