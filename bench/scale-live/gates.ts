@@ -33,6 +33,8 @@ export class GateTracker {
   gateChanges = 0;
   /** True → not True transitions of a live pod's gate, pods the benchmark made fail left out. */
   falseFlips = 0;
+  /** The first 50 false flips: which pod, when, and what its gate said then (to find them in the replicas' logs). */
+  readonly falseFlipLog: { pod: string; at: string; status: string | undefined; reason: string | undefined; message: string | undefined }[] = [];
   /** True → not True transitions of pods in `failing` (wanted). */
   wantedFlips = 0;
   /** Pods (`namespace/name`) the benchmark makes fail: their flips are not false. */
@@ -110,7 +112,10 @@ export class GateTracker {
     if (view.gateText !== undefined && view.gateText !== (samePod ? before.gateText : undefined)) this.gateChanges++;
     if (samePod && before.gate === 'True' && view.gate !== 'True') {
       if (this.failing.has(key)) this.wantedFlips++;
-      else this.falseFlips++;
+      else {
+        this.falseFlips++;
+        if (this.falseFlipLog.length < 50) this.falseFlipLog.push({ pod: key, at: new Date().toISOString(), status: cond?.status, reason: cond?.reason, message: cond?.message });
+      }
     }
     if (view.gate === 'False' && (!samePod || before.gate !== 'False')) {
       const list = this.falseSeen.get(key);

@@ -335,7 +335,7 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
     steady,
     recreate,
     detection,
-    whole_run: { ...phaseFigures({ from: start, to: end, side: { from: sideStart, to: sideEnd, loopDelaySinceFrom: false } }), false_flips: watch.tracker.falseFlips },
+    whole_run: { ...phaseFigures({ from: start, to: end, side: { from: sideStart, to: sideEnd, loopDelaySinceFrom: false } }), false_flips: watch.tracker.falseFlips, false_flip_pods: watch.tracker.falseFlipLog },
     unhealthy_events: await unhealthyEvents(c.cp, spawnedAt),
     controller_rss_mb: { peak: sampler.peaks.replicaRss.map(mb), end: sampler.replicaRss().map(mb) },
     plane_rss_mb: { peak: Object.fromEntries(Object.entries(sampler.peaks.planeRss).map(([k, v]) => [k, mb(v)])), end: sampler.planeRssMb() },
