@@ -35,8 +35,10 @@ export interface ScheduledTarget {
   readonly share?: Share;
   /**
    * One pass (gating + probe + record). Must not throw; the signal aborts on
-   * remove/replace/stop. It may say when the next pass is due instead of the
-   * next tick (e.g. the end of an initial delay).
+   * remove/replace/stop. Every pass of the target gets the same signal until
+   * then (no AbortController per pass, issue 31 item 6), so a pass removes
+   * any listener it adds to it. It may say when the next pass is due instead
+   * of the next tick (e.g. the end of an initial delay).
    */
   readonly run: (signal: AbortSignal) => Promise<void> | Promise<PassResult>;
 }
@@ -86,7 +88,10 @@ interface Entry {
   dueAt: number;
   /** The ticker's phase: ticks fall at anchor + k·period (kubelet `time.Ticker`). */
   anchor: number;
-  running: AbortController | undefined;
+  /** The pass in flight or waiting for a slot (its Job), if any. */
+  running: Job | undefined;
+  /** Aborted when the target is removed or replaced, or the loop stops; every pass until then shares it. */
+  controller: AbortController | undefined;
   triggered: boolean;
 }
 
@@ -147,7 +152,7 @@ export class Scheduler {
     const now = this.#clock.now();
     const jitter = target.jitter === true ? Math.floor(this.#random() * target.periodMs) : 0;
     const dueAt = Math.max(target.firstDueAt, now + jitter);
-    const entry: Entry = { target, generation: 0, dueAt, anchor: target.phaseAt ?? dueAt, running: undefined, triggered: false };
+    const entry: Entry = { target, generation: 0, dueAt, anchor: target.phaseAt ?? dueAt, running: undefined, controller: undefined, triggered: false };
     this.#entries.set(target.key, entry);
     this.#schedule(entry, entry.dueAt);
   }
@@ -158,7 +163,7 @@ export class Scheduler {
     if (entry === undefined) return false;
     this.#entries.delete(key);
     entry.generation = -1;
-    entry.running?.abort(new Error('target removed'));
+    entry.controller?.abort(new Error('target removed'));
     return true;
   }
 
@@ -210,7 +215,7 @@ export class Scheduler {
     }
     this.#looping = false;
     signal.removeEventListener('abort', stop);
-    for (const entry of this.#entries.values()) entry.running?.abort(new Error('scheduler stopped'));
+    for (const entry of this.#entries.values()) if (entry.running !== undefined) entry.controller?.abort(new Error('scheduler stopped'));
     this.#pool.clear();
     await this.idle();
   }
@@ -254,10 +259,15 @@ export class Scheduler {
   }
 
   #dispatch(entry: Entry): void {
-    const controller = new AbortController();
-    entry.running = controller;
+    let controller = entry.controller;
+    if (controller === undefined || controller.signal.aborted) {
+      controller = new AbortController();
+      entry.controller = controller;
+    }
     // Dispatches are followed by one #pump (step), which is round #round + 1.
-    this.#pool.push(entry.target.share ?? noShare, { entry, controller, dueAt: entry.dueAt, round: this.#round + 1 });
+    const job: Job = { entry, controller, dueAt: entry.dueAt, round: this.#round + 1 };
+    entry.running = job;
+    this.#pool.push(entry.target.share ?? noShare, job);
   }
 
   /** Starts every pass the pool admits now. */
@@ -289,13 +299,14 @@ export class Scheduler {
       this.#onPassError(entry.target.key, error);
     } finally {
       this.#pool.done(admitted.slot);
-      this.#complete(entry, controller, { dueAt, startedAt, waited }, asked);
+      this.#complete(admitted.item, { dueAt, startedAt, waited }, asked);
       this.#pump();
     }
   }
 
-  #complete(entry: Entry, controller: AbortController, pass: PassTiming, asked: number | undefined): void {
-    if (entry.running !== controller) return;
+  #complete(job: Job, pass: PassTiming, asked: number | undefined): void {
+    const entry = job.entry;
+    if (entry.running !== job) return;
     entry.running = undefined;
     if (entry.generation < 0) return; // removed while running
     const now = this.#clock.now();

@@ -1,4 +1,6 @@
 import net from 'node:net';
+import { linkAbort, unlinkAbort } from '../abort-fanout.ts';
+import type { AbortLink, AbortList } from '../abort-fanout.ts';
 import { DeadlineSweep } from '../deadline.ts';
 import type { DeadlineEntry, DeadlineList } from '../deadline.ts';
 import { describeTransportError } from '../http/transport-error.ts';
@@ -37,11 +39,11 @@ export const tcpProbe: TcpProber = (req, signal) => {
 };
 
 /**
- * One probe on a raw handle. It is its own deadline entry and its own abort
- * listener (`handleEvent`), so a probe allocates the handle, its connect
- * request, this object and the promise, and nothing else.
+ * One probe on a raw handle. It is its own deadline entry and its own link
+ * on its signal's abort list (abort-fanout.ts), so a probe allocates the
+ * handle, its connect request, this object and the promise, and nothing else.
  */
-class RawAttempt implements DeadlineEntry {
+class RawAttempt implements DeadlineEntry, AbortLink {
   readonly #raw: RawTcp;
   readonly #req: TcpProbeRequest;
   readonly #signal: AbortSignal | undefined;
@@ -52,6 +54,9 @@ class RawAttempt implements DeadlineEntry {
   deadlineNext: DeadlineEntry | undefined = undefined;
   deadlinePrev: DeadlineEntry | undefined = undefined;
   deadlineList: DeadlineList | undefined = undefined;
+  abortNext: AbortLink | undefined = undefined;
+  abortPrev: AbortLink | undefined = undefined;
+  abortList: AbortList | undefined = undefined;
 
   constructor(raw: RawTcp, req: TcpProbeRequest, signal: AbortSignal | undefined, resolve: (outcome: Outcome) => void) {
     this.#raw = raw;
@@ -76,7 +81,7 @@ class RawAttempt implements DeadlineEntry {
       return;
     }
     deadlines.add(this, this.#req.timeoutMs);
-    this.#signal?.addEventListener('abort', this, { once: true });
+    if (this.#signal !== undefined) linkAbort(this.#signal, this);
   }
 
   connected(status: number): void {
@@ -89,7 +94,7 @@ class RawAttempt implements DeadlineEntry {
     this.#finish(failure(`dial tcp ${joinHostPort(this.#req.ip, this.#req.port)}: i/o timeout`), false);
   }
 
-  handleEvent(): void {
+  onAbort(): void {
     this.#finish(cancelled, false);
   }
 
@@ -97,7 +102,7 @@ class RawAttempt implements DeadlineEntry {
     if (this.#done) return;
     this.#done = true;
     deadlines.remove(this);
-    this.#signal?.removeEventListener('abort', this);
+    unlinkAbort(this);
     const handle = this.#handle;
     if (handle !== undefined) {
       this.#handle = undefined;
