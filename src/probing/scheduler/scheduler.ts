@@ -1,6 +1,6 @@
 import type { Clock, Random } from '../../kernel/index.ts';
 import { FairShare } from './fair-share.ts';
-import type { Admission, Share } from './fair-share.ts';
+import type { Admission, Share, Slot } from './fair-share.ts';
 import { DueHeap } from './heap.ts';
 import { afterPass } from './ticker.ts';
 import type { PassTiming } from './ticker.ts';
@@ -93,15 +93,25 @@ interface Entry {
   /** Aborted when the target is removed or replaced, or the loop stops; every pass until then shares it. */
   controller: AbortController | undefined;
   triggered: boolean;
+  /**
+   * What the entry's pass promise is handed to (`then`), made at its first
+   * pass and kept: a pass then allocates no closure and no async frame.
+   */
+  onPassEnd: ((result: unknown) => void) | undefined;
+  onPassError: ((error: unknown) => void) | undefined;
 }
 
-/** A due pass waiting for a probe slot. */
+/** A due pass waiting for a probe slot, then running. */
 interface Job {
   readonly entry: Entry;
   readonly controller: AbortController;
   readonly dueAt: number;
   /** The `#pump` round right after its dispatch: admitted in a later one, it waited for a probe slot. */
   readonly round: number;
+  /** Set when it is admitted. */
+  slot: Slot<Job> | undefined;
+  startedAt: number;
+  waited: boolean;
 }
 
 const noShare: Share = { namespace: '', policy: '' };
@@ -152,7 +162,7 @@ export class Scheduler {
     const now = this.#clock.now();
     const jitter = target.jitter === true ? Math.floor(this.#random() * target.periodMs) : 0;
     const dueAt = Math.max(target.firstDueAt, now + jitter);
-    const entry: Entry = { target, generation: 0, dueAt, anchor: target.phaseAt ?? dueAt, running: undefined, controller: undefined, triggered: false };
+    const entry: Entry = { target, generation: 0, dueAt, anchor: target.phaseAt ?? dueAt, running: undefined, controller: undefined, triggered: false, onPassEnd: undefined, onPassError: undefined };
     this.#entries.set(target.key, entry);
     this.#schedule(entry, entry.dueAt);
   }
@@ -265,7 +275,7 @@ export class Scheduler {
       entry.controller = controller;
     }
     // Dispatches are followed by one #pump (step), which is round #round + 1.
-    const job: Job = { entry, controller, dueAt: entry.dueAt, round: this.#round + 1 };
+    const job: Job = { entry, controller, dueAt: entry.dueAt, round: this.#round + 1, slot: undefined, startedAt: 0, waited: false };
     entry.running = job;
     this.#pool.push(entry.target.share ?? noShare, job);
   }
@@ -276,7 +286,7 @@ export class Scheduler {
     for (let next = this.#pool.next(); next !== undefined; next = this.#pool.next()) {
       // Removed or replaced while it waited: it never ran, so it takes no slot.
       if (next.item.controller.signal.aborted) this.#pool.done(next.slot);
-      else void this.#run(next, next.item.round !== round);
+      else this.#run(next, next.item.round !== round);
     }
     if (this.#pool.inFlight === 0 && this.#pool.queued === 0 && this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
@@ -285,23 +295,45 @@ export class Scheduler {
     }
   }
 
-  async #run(admitted: Admission<Job>, waited: boolean): Promise<void> {
-    const { entry, controller, dueAt } = admitted.item;
+  /**
+   * Starts an admitted pass and hands its promise the entry's two callbacks
+   * (made once per entry): no async function, whose frame and await closures
+   * were most of a pass's garbage (issue 31 item 6). A pass that throws
+   * instead of returning a promise ends as one that rejected.
+   */
+  #run(admitted: Admission<Job>, waited: boolean): void {
+    const job = admitted.item;
+    const entry = job.entry;
     const startedAt = this.#clock.now();
-    const lagMs = startedAt - dueAt;
+    job.slot = admitted.slot;
+    job.startedAt = startedAt;
+    job.waited = waited;
+    const lagMs = startedAt - job.dueAt;
     this.#lastLagMs = lagMs;
     this.#onPassStart?.(entry.target.share ?? noShare, lagMs);
-    let asked: number | undefined;
-    try {
-      const result: PassResult | undefined = (await entry.target.run(controller.signal)) ?? undefined;
-      asked = result?.nextDueAt;
-    } catch (error: unknown) {
+    const onEnd = (entry.onPassEnd ??= (result) => {
+      // A pass resolves with nothing or a PassResult.
+      this.#passEnded(entry, (result as PassResult | undefined)?.nextDueAt);
+    });
+    const onError = (entry.onPassError ??= (error) => {
       this.#onPassError(entry.target.key, error);
-    } finally {
-      this.#pool.done(admitted.slot);
-      this.#complete(admitted.item, { dueAt, startedAt, waited }, asked);
-      this.#pump();
+      this.#passEnded(entry, undefined);
+    });
+    let pass: Promise<unknown>;
+    try {
+      pass = entry.target.run(job.controller.signal);
+    } catch (error: unknown) {
+      pass = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
+    pass.then(onEnd, onError);
+  }
+
+  #passEnded(entry: Entry, asked: number | undefined): void {
+    const job = entry.running;
+    if (job?.slot === undefined) return; // cannot happen: the entry's pass in flight is its running job
+    this.#pool.done(job.slot);
+    this.#complete(job, { dueAt: job.dueAt, startedAt: job.startedAt, waited: job.waited }, asked);
+    this.#pump();
   }
 
   #complete(job: Job, pass: PassTiming, asked: number | undefined): void {
