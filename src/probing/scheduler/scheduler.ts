@@ -332,7 +332,7 @@ export class Scheduler {
     const job = entry.running;
     if (job?.slot === undefined) return; // cannot happen: the entry's pass in flight is its running job
     this.#pool.done(job.slot);
-    this.#complete(job, { dueAt: job.dueAt, startedAt: job.startedAt, waited: job.waited }, asked);
+    this.#complete(job, job, asked); // the job holds its own timing (dueAt, startedAt, waited)
     this.#pump();
   }
 

@@ -34,7 +34,12 @@ const deadlines = new DeadlineSweep();
 export const tcpProbe: TcpProber = (req, signal) => {
   if (signal?.aborted === true) return Promise.resolve(cancelled);
   const raw = rawTcp();
-  if (raw !== undefined && net.isIP(req.ip) !== 0) return new Promise<Outcome>((resolve) => new RawAttempt(raw, req, signal, resolve).start());
+  if (raw !== undefined && net.isIP(req.ip) !== 0) {
+    // withResolvers: no executor closure and context per probe.
+    const { promise, resolve } = Promise.withResolvers<Outcome>();
+    new RawAttempt(raw, req, signal, resolve).start();
+    return promise;
+  }
   return netTcpProbe(req, signal);
 };
 
