@@ -1,4 +1,5 @@
 import type { Clock, Random } from '../../kernel/index.ts';
+import { abortLinked, ownedController } from '../abort-fanout.ts';
 import { FairShare } from './fair-share.ts';
 import type { Admission, Share, Slot } from './fair-share.ts';
 import { DueHeap } from './heap.ts';
@@ -173,7 +174,7 @@ export class Scheduler {
     if (entry === undefined) return false;
     this.#entries.delete(key);
     entry.generation = -1;
-    entry.controller?.abort(new Error('target removed'));
+    if (entry.controller !== undefined) abortLinked(entry.controller, new Error('target removed'));
     return true;
   }
 
@@ -225,7 +226,7 @@ export class Scheduler {
     }
     this.#looping = false;
     signal.removeEventListener('abort', stop);
-    for (const entry of this.#entries.values()) if (entry.running !== undefined) entry.controller?.abort(new Error('scheduler stopped'));
+    for (const entry of this.#entries.values()) if (entry.running !== undefined && entry.controller !== undefined) abortLinked(entry.controller, new Error('scheduler stopped'));
     this.#pool.clear();
     await this.idle();
   }
@@ -271,7 +272,8 @@ export class Scheduler {
   #dispatch(entry: Entry): void {
     let controller = entry.controller;
     if (controller === undefined || controller.signal.aborted) {
-      controller = new AbortController();
+      // Aborted only through abortLinked: TCP probes on its signal need no listener (abort-fanout.ts).
+      controller = ownedController();
       entry.controller = controller;
     }
     // Dispatches are followed by one #pump (step), which is round #round + 1.

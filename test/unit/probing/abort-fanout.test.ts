@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
-import { linkAbort, unlinkAbort } from '../../../src/probing/abort-fanout.ts';
+import { abortLinked, linkAbort, ownedController, unlinkAbort } from '../../../src/probing/abort-fanout.ts';
 import type { AbortLink, AbortList } from '../../../src/probing/abort-fanout.ts';
-import { tcpProbe } from '../../../src/probing/index.ts';
+import { Scheduler, tcpProbe } from '../../../src/probing/index.ts';
+import { systemClock, systemRandom } from '../../../src/kernel/index.ts';
 import { stalledListener, tcpServer } from '../../support/loopback.ts';
 
 class Link implements AbortLink {
@@ -65,6 +66,54 @@ describe('abort fan-out (one listener per signal)', () => {
     assert.deepEqual(heard, ['a']);
     two.abort();
     assert.deepEqual(heard, ['a', 'b']);
+  });
+
+  it('an owned controller tells its links through abortLinked, with no listener on its signal', () => {
+    const heard: string[] = [];
+    const controller = ownedController();
+    const others: string[] = [];
+    linkAbort(controller.signal, new Link('a', heard));
+    linkAbort(controller.signal, new Link('b', heard));
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+    controller.signal.addEventListener('abort', () => others.push(controller.signal.aborted ? 'aborted' : 'not yet'));
+    abortLinked(controller, new Error('gone'));
+    abortLinked(controller, new Error('again')); // once only
+    assert.deepEqual(heard, ['a', 'b']);
+    assert.deepEqual(others, ['aborted']);
+    assert.equal((controller.signal.reason as Error).message, 'gone');
+  });
+
+  it('removing a target cancels its TCP probe in flight at once (the Scheduler aborts through its links)', async () => {
+    const stalled = await stalledListener();
+    const fillers = await stalled.fill();
+    try {
+      const scheduler = new Scheduler({ clock: systemClock, random: systemRandom });
+      let outcome: unknown;
+      let signal: AbortSignal | undefined;
+      const ended = new Promise<void>((resolve) => {
+        scheduler.upsert({
+          key: 'a',
+          periodMs: 60_000,
+          firstDueAt: 0,
+          run: async (s) => {
+            signal = s;
+            outcome = await tcpProbe({ ip: '127.0.0.1', port: stalled.port, timeoutMs: 10_000 }, s);
+            resolve();
+          },
+        });
+      });
+      scheduler.step();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(getEventListeners(signal ?? new AbortController().signal, 'abort').length, 0, 'the probe waits without a listener on the signal');
+      const started = performance.now();
+      scheduler.remove('a');
+      await ended;
+      assert.deepEqual(outcome, { kind: 'errored', error: 'probe cancelled' });
+      assert.ok(performance.now() - started < 1000);
+    } finally {
+      for (const f of fillers) f.destroy();
+      await stalled.close();
+    }
   });
 
   it('TCP probes sharing one signal leave it one listener, and an abort still cancels the one in flight', async () => {
