@@ -318,8 +318,11 @@ export class Scheduler {
       this.#passEnded(entry, (result as PassResult | undefined)?.nextDueAt);
     });
     const onError = (entry.onPassError ??= (error) => {
-      this.#onPassError(entry.target.key, error);
-      this.#passEnded(entry, undefined);
+      try {
+        this.#onPassError(entry.target.key, error);
+      } finally {
+        this.#passEnded(entry, undefined); // the slot is handed back whatever the hook does
+      }
     });
     let pass: Promise<unknown>;
     try {

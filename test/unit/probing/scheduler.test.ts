@@ -263,6 +263,35 @@ describe('Scheduler', () => {
     assert.equal(replaced.aborted, true);
   });
 
+  it('a pass that rejects or throws is reported to onPassError and the target keeps its ticks, and the slot is handed back (concurrency 1)', async () => {
+    const clock = new FakeClock(0);
+    const errors: string[] = [];
+    const scheduler = new Scheduler({
+      clock,
+      random: () => 0.5,
+      concurrency: 1,
+      onPassError: (key, error) => {
+        errors.push(`${key}: ${(error as Error).message}`);
+      },
+    });
+    let passes = 0;
+    scheduler.upsert({
+      key: 'a',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: (): Promise<void> => {
+        passes++;
+        if (passes === 1) return Promise.reject(new Error('rejected'));
+        if (passes === 2) throw new Error('thrown');
+        return Promise.resolve();
+      },
+    });
+    await runUntil(clock, scheduler, 3_000);
+    assert.deepEqual(errors, ['a: rejected', 'a: thrown']);
+    assert.equal(passes, 4, 'one pass per period, the failed ones included');
+    assert.equal(scheduler.stats().inFlight, 0);
+  });
+
   it('a stop aborts the signal of the pass in flight, and the next start hands the target a fresh one', async () => {
     const clock = new FakeClock(0);
     const scheduler = new Scheduler({ clock, random: () => 0.5 });
