@@ -26,6 +26,7 @@ import type { HttpProbeRequest } from '../../src/probing/index.ts';
 import { loadRawTcp } from '../../src/probing/rawtcp/index.ts';
 import type { ConnectReq, RawTcp, TcpHandle, WriteReq } from '../../src/probing/rawtcp/index.ts';
 import { killAll } from './children.ts';
+import { rawConnect } from './floor.ts';
 import { startFleet } from './fleet.ts';
 import { runQuota } from './saturate.ts';
 import type { Probe } from './saturate.ts';
@@ -86,25 +87,6 @@ function rawGet(raw: RawTcp, ip: string, port: number, head: string): Promise<bo
       if (handle.writeLatin1String(write, head) !== 0) done(false);
     };
     if (handle.connect(req, ip, port) !== 0) done(false);
-  });
-}
-
-/** A bare TCP probe on Node's TCP handle: connect, then reset (RST, as outprobe closes). */
-function rawConnect(raw: RawTcp, ip: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const handle = raw.newHandle();
-    const req = raw.newConnectReq();
-    req.oncomplete = (status) => {
-      if (status === 0 && handle.reset() === 0) resolve(true);
-      else {
-        handle.close();
-        resolve(false);
-      }
-    };
-    if (handle.connect(req, ip, port) !== 0) {
-      handle.close();
-      resolve(false);
-    }
   });
 }
 

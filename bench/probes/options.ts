@@ -26,6 +26,8 @@ export interface ProbeBenchOptions {
   /** Loopback addresses 127.0.0.2 .. 127.0.0.(1+n) the ports are spread over. */
   readonly ips: number;
   readonly blackbox: boolean;
+  /** Run the kernel's TCP floor (raw connect + reset, floor.ts) as a phase beside outprobe's TCP. */
+  readonly floor: boolean;
   /** Run Cloudprober (built from tools/cloudprober on first use). */
   readonly cloudprober: boolean;
   /** Cloudprober's setup per kind: probe definitions over all the ports, and their interval. */
@@ -104,6 +106,7 @@ export function probeBenchOptions(argv: readonly string[]): ProbeBenchOptions {
     targetProcs: Math.max(1, int('target-procs', 2, argv)),
     ips: Math.min(250, Math.max(1, int('ips', 10, argv))),
     blackbox: bool('blackbox', true, argv),
+    floor: bool('floor', true, argv),
     cloudprober: bool('cloudprober', true, argv),
     cloudproberHttpCopies: Math.max(1, int('cloudprober-http-copies', 4, argv)),
     cloudproberHttpIntervalMs: Math.max(1, int('cloudprober-http-interval-ms', 1000, argv)),

@@ -4,11 +4,16 @@
  * this process alone (process.cpuUsage, user + system) over the measured
  * window as one JSON line on stdout. A warm-up run (same code, own Scheduler)
  * comes first so JIT compilation and module loading are not measured.
+ * With `floor` (TCP only) it runs the kernel's floor instead (floor.ts: raw
+ * connect and reset on Node's TCP handle, no Scheduler, no executor), the
+ * same way, so the two figures are counted alike (issue 31 item 6).
  */
 import { createGrpcProber, createHttpProber, tcpProbe } from '../../src/probing/index.ts';
+import { rawTcp, rawTcpUnavailableBecause } from '../../src/probing/rawtcp/index.ts';
 import { childConfig, exitWhenParentGoes } from './children.ts';
+import { runFloor } from './floor.ts';
 import { runQuota } from './saturate.ts';
-import type { OutcomeCounts, Probe } from './saturate.ts';
+import type { OutcomeCounts, Probe, RunResult } from './saturate.ts';
 import type { Listener } from './targets.ts';
 
 export type Protocol = 'http' | 'tcp' | 'grpc';
@@ -21,6 +26,8 @@ export interface WorkerConfig {
   readonly concurrency: number;
   readonly periodMs: number;
   readonly timeoutMs: number;
+  /** TCP only: the kernel's floor (raw connect + reset) instead of outprobe's Scheduler and executor. */
+  readonly floor?: boolean;
 }
 
 export interface WorkerReport {
@@ -66,9 +73,18 @@ function probesFor(config: WorkerConfig): Probe[] {
 async function main(): Promise<void> {
   const config = childConfig<WorkerConfig>();
   exitWhenParentGoes();
-  const probes = probesFor(config);
-  if (config.warmup > 0) await runQuota(probes, config.warmup, config.protocol, config);
-  const result = await runQuota(probes, config.probes, config.protocol, config);
+  let run: (quota: number) => Promise<RunResult>;
+  if (config.floor === true) {
+    const raw = rawTcp();
+    if (config.protocol !== 'tcp') throw new Error('the floor is measured for TCP only');
+    if (raw === undefined) throw new Error(`no raw TCP handle for the floor: ${rawTcpUnavailableBecause()}`);
+    run = (quota) => runFloor(raw, config.targets, quota, config.concurrency);
+  } else {
+    const probes = probesFor(config);
+    run = (quota) => runQuota(probes, quota, config.protocol, config);
+  }
+  if (config.warmup > 0) await run(config.warmup);
+  const result = await run(config.probes);
   const memory = process.memoryUsage();
   const report: WorkerReport = {
     protocol: config.protocol,

@@ -72,8 +72,10 @@ function timeWaitSince(fleet: Fleet, startedAt: number): TimeWaitFigures {
   return { timeWait: now.ours, timeWaitNew: valid ? now.recent : null, timeWaitNewProberSide: valid ? now.recentProberSide : null };
 }
 
-async function outprobePhase(fleet: Fleet, options: ProbeBenchOptions, protocol: Protocol, probes: number, targets: readonly Listener[]): Promise<Phase> {
+async function outprobePhase(fleet: Fleet, options: ProbeBenchOptions, protocol: Protocol, probes: number, targets: readonly Listener[], floor = false): Promise<Phase> {
+  const name = `${floor ? 'floor' : 'outprobe'} ${protocol}`;
   const config: WorkerConfig = {
+    floor,
     protocol,
     targets,
     probes,
@@ -82,14 +84,18 @@ async function outprobePhase(fleet: Fleet, options: ProbeBenchOptions, protocol:
     periodMs: options.periodMs,
     timeoutMs: options.timeoutMs,
   };
-  log(`outprobe ${protocol}: ${probes} probes over ${targets.length} ports, concurrency ${options.concurrency}, period ${options.periodMs} ms ...`);
+  log(
+    floor
+      ? `floor ${protocol}: ${probes} raw connect + reset over ${targets.length} ports, ${options.concurrency} in flight ...`
+      : `outprobe ${protocol}: ${probes} probes over ${targets.length} ports, concurrency ${options.concurrency}, period ${options.periodMs} ms ...`,
+  );
   const targetCpuBefore = fleet.cpuSeconds();
   const startedAt = performance.now();
-  const result = await runNodeForJson<WorkerReport>('./prober-worker.ts', config, `outprobe-${protocol}`, 600_000);
+  const result = await runNodeForJson<WorkerReport>('./prober-worker.ts', config, name.replace(' ', '-'), 600_000);
   const failures = result.outcomes.failure + result.outcomes.errored;
   for (const problem of result.sampleProblems) log(`  e.g. ${problem}`);
   return report({
-    name: `outprobe ${protocol}`,
+    name,
     probes: result.probes,
     failures,
     cpuSeconds: (result.cpuUserUs + result.cpuSystemUs) / 1e6,
@@ -213,6 +219,7 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
     cloudprober_tcp_probes_per_cpu_s: ct,
     http_ratio_vs_cloudprober: ratio(oh, ch),
     tcp_ratio_vs_cloudprober: ratio(ot, ct),
+    ...tcpAgainstFloor(phases, rounds),
     grpc_probes_per_cpu_s: perCpu(og),
     grpc_cpu_us_per_probe: og === undefined ? null : round((og.cpuSeconds * 1e6) / og.probes),
     cloudprober_grpc_probes_per_cpu_s: cg,
@@ -234,6 +241,55 @@ function summary(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string,
     if (list.length > 1) out[`${key}_probes_per_cpu_s_rounds`] = list.map(perCpu);
   }
   return { ...out, ...environment };
+}
+
+/** min, median, max of a list (null when empty). */
+function spread(values: readonly number[]): { readonly min: number; readonly median: number; readonly max: number } | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { min: round(sorted[0]!, 2), median: round(median, 2), max: round(sorted.at(-1)!, 2) };
+}
+
+/**
+ * TCP against the kernel's floor and Cloudprober (issue 31 item 6): the
+ * pooled ratios, and each round's ratios (round i's outprobe over round i's
+ * floor and Cloudprober, measured minutes apart at most) with their spread.
+ */
+function tcpAgainstFloor(phases: ReadonlyMap<string, Phase>, rounds: ReadonlyMap<string, readonly Phase[]>): Record<string, unknown> {
+  const ours = rounds.get('outprobe tcp') ?? [];
+  const perRound = (theirs: readonly Phase[]): number[] =>
+    ours.flatMap((phase, i) => {
+      const a = perCpu(phase);
+      const b = perCpu(theirs[i]);
+      return a === null || b === null ? [] : [round(a / b, 3)];
+    });
+  const floor = perCpu(phases.get('floor tcp'));
+  const outprobe = perCpu(phases.get('outprobe tcp'));
+  const vsFloor = perRound(rounds.get('floor tcp') ?? []);
+  const vsCloudprober = perRound(rounds.get('cloudprober tcp') ?? []);
+  return {
+    tcp_floor_probes_per_cpu_s: floor,
+    tcp_ratio_vs_floor: floor === null || outprobe === null ? null : round(outprobe / floor, 3),
+    tcp_ratio_vs_floor_rounds: vsFloor,
+    tcp_ratio_vs_floor_spread: spread(vsFloor),
+    tcp_ratio_vs_cloudprober_rounds: vsCloudprober,
+    tcp_ratio_vs_cloudprober_spread: spread(vsCloudprober),
+  };
+}
+
+/** One line for the TCP comparison, before the JSON. */
+function tcpLine(out: Record<string, unknown>): string | undefined {
+  if (out['tcp_floor_probes_per_cpu_s'] === null && out['cloudprober_tcp_probes_per_cpu_s'] === null) return undefined;
+  const s = (key: string): string => {
+    const v = out[key] as { min: number; median: number; max: number } | null;
+    return v === null ? '' : ` (rounds ${String(v.min)}-${String(v.max)}, median ${String(v.median)})`;
+  };
+  return (
+    `TCP per CPU-s of the probing process: floor ${String(out['tcp_floor_probes_per_cpu_s'])}, outprobe ${String(out['tcp_probes_per_cpu_s'])}, cloudprober ${String(out['cloudprober_tcp_probes_per_cpu_s'])} | ` +
+    `outprobe/floor ${String(out['tcp_ratio_vs_floor'])}${s('tcp_ratio_vs_floor_spread')}, outprobe/cloudprober ${String(out['tcp_ratio_vs_cloudprober'])}${s('tcp_ratio_vs_cloudprober_spread')}`
+  );
 }
 
 /**
@@ -309,6 +365,7 @@ async function main(): Promise<void> {
     rounds: options.rounds,
     period_ms: options.periodMs,
     warmup: options.warmup,
+    floor: options.floor,
     cloudprober_version: cloudprober?.version ?? null,
     cloudprober_error: cloudproberError,
     cloudprober_http_setup: cloudprober === undefined ? null : `${options.cloudproberHttpCopies} x ${options.httpPorts} targets, interval ${options.cloudproberHttpIntervalMs} ms`,
@@ -335,18 +392,29 @@ async function main(): Promise<void> {
   const tcpAddrs = fleet.tcp.map(({ ip, port }) => `${ip}:${port}`);
 
   const rounds = new Map<string, Phase[]>();
+  const loadRounds: number[] = [];
   const add = (phase: Phase): void => {
     rounds.set(phase.name, [...(rounds.get(phase.name) ?? []), phase]);
   };
   try {
     for (let round = 1; round <= options.rounds; round++) {
-      if (options.rounds > 1) log(`--- round ${round} of ${options.rounds}`);
+      const load = loadavg()[0] ?? 0;
+      loadRounds.push(Math.round(load * 100) / 100);
+      if (options.rounds > 1) log(`--- round ${round} of ${options.rounds} (load average ${load.toFixed(2)})`);
       if (options.httpProbes > 0) add(await outprobePhase(fleet, options, 'http', options.httpProbes, fleet.http));
       if (blackbox !== undefined && options.httpProbes > 0) add(await blackboxPhase(fleet, blackbox, options, 'http_2xx', options.httpProbes, httpUrls));
       if (cloudprober !== undefined && options.httpProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'http', options.cloudproberHttpIntervalMs, options.cloudproberHttpCopies));
-      if (options.tcpProbes > 0) add(await outprobePhase(fleet, options, 'tcp', options.tcpProbes, fleet.tcp));
-      if (blackbox !== undefined && options.tcpProbes > 0) add(await blackboxPhase(fleet, blackbox, options, 'tcp_connect', options.tcpProbes, tcpAddrs));
-      if (cloudprober !== undefined && options.tcpProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'tcp', options.cloudproberTcpIntervalMs, options.cloudproberTcpCopies));
+      if (options.tcpProbes > 0) {
+        // The TCP phases take turns: round r starts at phase r (A B C, B C A, C A B, ...),
+        // so no phase always follows the same one or always comes first.
+        const tcpPhases: (() => Promise<Phase>)[] = [
+          ...(options.floor ? [() => outprobePhase(fleet, options, 'tcp', options.tcpProbes, fleet.tcp, true)] : []),
+          () => outprobePhase(fleet, options, 'tcp', options.tcpProbes, fleet.tcp),
+          ...(blackbox === undefined ? [] : [() => blackboxPhase(fleet, blackbox, options, 'tcp_connect', options.tcpProbes, tcpAddrs)]),
+          ...(cloudprober === undefined ? [] : [() => cloudproberPhase(fleet, cloudprober, options, 'tcp', options.cloudproberTcpIntervalMs, options.cloudproberTcpCopies)]),
+        ];
+        for (let i = 0; i < tcpPhases.length; i++) add(await tcpPhases[(round - 1 + i) % tcpPhases.length]!());
+      }
       if (options.grpcProbes > 0) add(await outprobePhase(fleet, options, 'grpc', options.grpcProbes, fleet.grpc));
       if (cloudprober !== undefined && options.grpcProbes > 0) add(await cloudproberPhase(fleet, cloudprober, options, 'grpc', options.cloudproberGrpcIntervalMs, options.cloudproberGrpcCopies));
     }
@@ -355,7 +423,10 @@ async function main(): Promise<void> {
   }
   log(`TIME-WAIT sockets after: ${timeWaitLine(fleet)}`);
   killAll();
-  log(JSON.stringify(summary(pool(rounds), rounds, { ...environment, loadavg_end: loadavg().map((l) => round(l, 2)) })));
+  const out = summary(pool(rounds), rounds, { ...environment, loadavg_rounds: loadRounds, loadavg_end: loadavg().map((l) => round(l, 2)) });
+  const tcp = tcpLine(out);
+  if (tcp !== undefined) log(tcp);
+  log(JSON.stringify(out));
 }
 
 main().then(

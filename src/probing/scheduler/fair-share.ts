@@ -39,6 +39,13 @@ export interface Admission<T> {
 
 const waitingCount = <T>(s: Slot<T>): number => s.items.length - s.head;
 
+/** Moves a member of a Set to its end (insertion order), unless it is the only one. */
+function toBack<S>(set: Set<S>, member: S): void {
+  if (set.size === 1) return;
+  set.delete(member);
+  set.add(member);
+}
+
 /** The first member with the fewest passes in flight (ties keep round-robin order). */
 function leastBusy<S extends { readonly inFlight: number }>(set: ReadonlySet<S>): S | undefined {
   let best: S | undefined;
@@ -129,21 +136,23 @@ export class FairShare<T> {
     const item = slot.items[slot.head] as T;
     slot.head++;
     this.#queued--;
-    // Round-robin: the one just served goes to the back of its set.
-    tenant.waiting.delete(slot);
+    // Round-robin: the one just served goes to the back of its set. Moving
+    // the only member is skipped: a delete and an add on a one-member Set
+    // shrink and regrow its table, an allocation per pass (issue 31 item 6).
     if (waitingCount(slot) === 0) {
+      tenant.waiting.delete(slot);
       slot.items = [];
       slot.head = 0;
     } else {
-      tenant.waiting.add(slot);
+      toBack(tenant.waiting, slot);
       // A queue that never empties (a saturated policy) drops its consumed head now and then.
       if (slot.head >= 1024 && slot.head * 2 >= slot.items.length) {
         slot.items = slot.items.slice(slot.head);
         slot.head = 0;
       }
     }
-    this.#waiting.delete(tenant);
-    if (tenant.waiting.size > 0) this.#waiting.add(tenant);
+    if (tenant.waiting.size === 0) this.#waiting.delete(tenant);
+    else toBack(this.#waiting, tenant);
     tenant.levels.up(slot.inFlight++);
     this.#levels.up(tenant.inFlight++);
     this.#inFlight++;

@@ -1,6 +1,7 @@
 import type { Clock, Random } from '../../kernel/index.ts';
+import { abortLinked, ownedController } from '../abort-fanout.ts';
 import { FairShare } from './fair-share.ts';
-import type { Admission, Share } from './fair-share.ts';
+import type { Admission, Share, Slot } from './fair-share.ts';
 import { DueHeap } from './heap.ts';
 import { afterPass } from './ticker.ts';
 import type { PassTiming } from './ticker.ts';
@@ -35,8 +36,10 @@ export interface ScheduledTarget {
   readonly share?: Share;
   /**
    * One pass (gating + probe + record). Must not throw; the signal aborts on
-   * remove/replace/stop. It may say when the next pass is due instead of the
-   * next tick (e.g. the end of an initial delay).
+   * remove/replace/stop. Every pass of the target gets the same signal until
+   * then (no AbortController per pass, issue 31 item 6), so a pass removes
+   * any listener it adds to it. It may say when the next pass is due instead
+   * of the next tick (e.g. the end of an initial delay).
    */
   readonly run: (signal: AbortSignal) => Promise<void> | Promise<PassResult>;
 }
@@ -86,17 +89,30 @@ interface Entry {
   dueAt: number;
   /** The ticker's phase: ticks fall at anchor + k·period (kubelet `time.Ticker`). */
   anchor: number;
-  running: AbortController | undefined;
+  /** The pass in flight or waiting for a slot (its Job), if any. */
+  running: Job | undefined;
+  /** Aborted when the target is removed or replaced, or the loop stops; every pass until then shares it. */
+  controller: AbortController | undefined;
   triggered: boolean;
+  /**
+   * What the entry's pass promise is handed to (`then`), made at its first
+   * pass and kept: a pass then allocates no closure and no async frame.
+   */
+  onPassEnd: ((result: unknown) => void) | undefined;
+  onPassError: ((error: unknown) => void) | undefined;
 }
 
-/** A due pass waiting for a probe slot. */
+/** A due pass waiting for a probe slot, then running. */
 interface Job {
   readonly entry: Entry;
   readonly controller: AbortController;
   readonly dueAt: number;
   /** The `#pump` round right after its dispatch: admitted in a later one, it waited for a probe slot. */
   readonly round: number;
+  /** Set when it is admitted. */
+  slot: Slot<Job> | undefined;
+  startedAt: number;
+  waited: boolean;
 }
 
 const noShare: Share = { namespace: '', policy: '' };
@@ -147,7 +163,7 @@ export class Scheduler {
     const now = this.#clock.now();
     const jitter = target.jitter === true ? Math.floor(this.#random() * target.periodMs) : 0;
     const dueAt = Math.max(target.firstDueAt, now + jitter);
-    const entry: Entry = { target, generation: 0, dueAt, anchor: target.phaseAt ?? dueAt, running: undefined, triggered: false };
+    const entry: Entry = { target, generation: 0, dueAt, anchor: target.phaseAt ?? dueAt, running: undefined, controller: undefined, triggered: false, onPassEnd: undefined, onPassError: undefined };
     this.#entries.set(target.key, entry);
     this.#schedule(entry, entry.dueAt);
   }
@@ -158,7 +174,7 @@ export class Scheduler {
     if (entry === undefined) return false;
     this.#entries.delete(key);
     entry.generation = -1;
-    entry.running?.abort(new Error('target removed'));
+    if (entry.controller !== undefined) abortLinked(entry.controller, new Error('target removed'));
     return true;
   }
 
@@ -210,7 +226,7 @@ export class Scheduler {
     }
     this.#looping = false;
     signal.removeEventListener('abort', stop);
-    for (const entry of this.#entries.values()) entry.running?.abort(new Error('scheduler stopped'));
+    for (const entry of this.#entries.values()) if (entry.running !== undefined && entry.controller !== undefined) abortLinked(entry.controller, new Error('scheduler stopped'));
     this.#pool.clear();
     await this.idle();
   }
@@ -254,10 +270,16 @@ export class Scheduler {
   }
 
   #dispatch(entry: Entry): void {
-    const controller = new AbortController();
-    entry.running = controller;
+    let controller = entry.controller;
+    if (controller === undefined || controller.signal.aborted) {
+      // Aborted only through abortLinked: TCP probes on its signal need no listener (abort-fanout.ts).
+      controller = ownedController();
+      entry.controller = controller;
+    }
     // Dispatches are followed by one #pump (step), which is round #round + 1.
-    this.#pool.push(entry.target.share ?? noShare, { entry, controller, dueAt: entry.dueAt, round: this.#round + 1 });
+    const job: Job = { entry, controller, dueAt: entry.dueAt, round: this.#round + 1, slot: undefined, startedAt: 0, waited: false };
+    entry.running = job;
+    this.#pool.push(entry.target.share ?? noShare, job);
   }
 
   /** Starts every pass the pool admits now. */
@@ -266,7 +288,7 @@ export class Scheduler {
     for (let next = this.#pool.next(); next !== undefined; next = this.#pool.next()) {
       // Removed or replaced while it waited: it never ran, so it takes no slot.
       if (next.item.controller.signal.aborted) this.#pool.done(next.slot);
-      else void this.#run(next, next.item.round !== round);
+      else this.#run(next, next.item.round !== round);
     }
     if (this.#pool.inFlight === 0 && this.#pool.queued === 0 && this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
@@ -275,27 +297,53 @@ export class Scheduler {
     }
   }
 
-  async #run(admitted: Admission<Job>, waited: boolean): Promise<void> {
-    const { entry, controller, dueAt } = admitted.item;
+  /**
+   * Starts an admitted pass and hands its promise the entry's two callbacks
+   * (made once per entry): no async function, whose frame and await closures
+   * were most of a pass's garbage (issue 31 item 6). A pass that throws
+   * instead of returning a promise ends as one that rejected.
+   */
+  #run(admitted: Admission<Job>, waited: boolean): void {
+    const job = admitted.item;
+    const entry = job.entry;
     const startedAt = this.#clock.now();
-    const lagMs = startedAt - dueAt;
+    job.slot = admitted.slot;
+    job.startedAt = startedAt;
+    job.waited = waited;
+    const lagMs = startedAt - job.dueAt;
     this.#lastLagMs = lagMs;
     this.#onPassStart?.(entry.target.share ?? noShare, lagMs);
-    let asked: number | undefined;
+    const onEnd = (entry.onPassEnd ??= (result) => {
+      // A pass resolves with nothing or a PassResult.
+      this.#passEnded(entry, (result as PassResult | undefined)?.nextDueAt);
+    });
+    const onError = (entry.onPassError ??= (error) => {
+      try {
+        this.#onPassError(entry.target.key, error);
+      } finally {
+        this.#passEnded(entry, undefined); // the slot is handed back whatever the hook does
+      }
+    });
+    let pass: Promise<unknown>;
     try {
-      const result: PassResult | undefined = (await entry.target.run(controller.signal)) ?? undefined;
-      asked = result?.nextDueAt;
+      pass = entry.target.run(job.controller.signal);
     } catch (error: unknown) {
-      this.#onPassError(entry.target.key, error);
-    } finally {
-      this.#pool.done(admitted.slot);
-      this.#complete(entry, controller, { dueAt, startedAt, waited }, asked);
-      this.#pump();
+      pass = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
+    pass.then(onEnd, onError);
   }
 
-  #complete(entry: Entry, controller: AbortController, pass: PassTiming, asked: number | undefined): void {
-    if (entry.running !== controller) return;
+  #passEnded(entry: Entry, asked: number | undefined): void {
+    const job = entry.running;
+    if (job?.slot === undefined) return; // cannot happen: the entry's pass in flight is its running job
+    this.#pool.done(job.slot);
+    this.#complete(job, job, asked); // the job holds its own timing (dueAt, startedAt, waited)
+    this.#pump();
+  }
+
+  #complete(job: Job, pass: PassTiming, asked: number | undefined): void {
+    const entry = job.entry;
+    if (entry.running !== job) return;
     entry.running = undefined;
     if (entry.generation < 0) return; // removed while running
     const now = this.#clock.now();

@@ -1,4 +1,6 @@
 import net from 'node:net';
+import { linkAbort, unlinkAbort } from '../abort-fanout.ts';
+import type { AbortLink, AbortList } from '../abort-fanout.ts';
 import { DeadlineSweep } from '../deadline.ts';
 import type { DeadlineEntry, DeadlineList } from '../deadline.ts';
 import { describeTransportError } from '../http/transport-error.ts';
@@ -32,16 +34,21 @@ const deadlines = new DeadlineSweep();
 export const tcpProbe: TcpProber = (req, signal) => {
   if (signal?.aborted === true) return Promise.resolve(cancelled);
   const raw = rawTcp();
-  if (raw !== undefined && net.isIP(req.ip) !== 0) return new Promise<Outcome>((resolve) => new RawAttempt(raw, req, signal, resolve).start());
+  if (raw !== undefined && net.isIP(req.ip) !== 0) {
+    // withResolvers: no executor closure and context per probe.
+    const { promise, resolve } = Promise.withResolvers<Outcome>();
+    new RawAttempt(raw, req, signal, resolve).start();
+    return promise;
+  }
   return netTcpProbe(req, signal);
 };
 
 /**
- * One probe on a raw handle. It is its own deadline entry and its own abort
- * listener (`handleEvent`), so a probe allocates the handle, its connect
- * request, this object and the promise, and nothing else.
+ * One probe on a raw handle. It is its own deadline entry and its own link
+ * on its signal's abort list (abort-fanout.ts), so a probe allocates the
+ * handle, its connect request, this object and the promise, and nothing else.
  */
-class RawAttempt implements DeadlineEntry {
+class RawAttempt implements DeadlineEntry, AbortLink {
   readonly #raw: RawTcp;
   readonly #req: TcpProbeRequest;
   readonly #signal: AbortSignal | undefined;
@@ -52,6 +59,9 @@ class RawAttempt implements DeadlineEntry {
   deadlineNext: DeadlineEntry | undefined = undefined;
   deadlinePrev: DeadlineEntry | undefined = undefined;
   deadlineList: DeadlineList | undefined = undefined;
+  abortNext: AbortLink | undefined = undefined;
+  abortPrev: AbortLink | undefined = undefined;
+  abortList: AbortList | undefined = undefined;
 
   constructor(raw: RawTcp, req: TcpProbeRequest, signal: AbortSignal | undefined, resolve: (outcome: Outcome) => void) {
     this.#raw = raw;
@@ -76,7 +86,7 @@ class RawAttempt implements DeadlineEntry {
       return;
     }
     deadlines.add(this, this.#req.timeoutMs);
-    this.#signal?.addEventListener('abort', this, { once: true });
+    if (this.#signal !== undefined) linkAbort(this.#signal, this);
   }
 
   connected(status: number): void {
@@ -89,7 +99,7 @@ class RawAttempt implements DeadlineEntry {
     this.#finish(failure(`dial tcp ${joinHostPort(this.#req.ip, this.#req.port)}: i/o timeout`), false);
   }
 
-  handleEvent(): void {
+  onAbort(): void {
     this.#finish(cancelled, false);
   }
 
@@ -97,7 +107,7 @@ class RawAttempt implements DeadlineEntry {
     if (this.#done) return;
     this.#done = true;
     deadlines.remove(this);
-    this.#signal?.removeEventListener('abort', this);
+    unlinkAbort(this);
     const handle = this.#handle;
     if (handle !== undefined) {
       this.#handle = undefined;

@@ -236,6 +236,100 @@ describe('Scheduler', () => {
     assert.equal(scheduler.stats().targets, 0);
   });
 
+  it('hands every pass of a target one signal until the target goes, and a new one after a stop (issue 31 item 6)', async () => {
+    const { clock, scheduler } = setup();
+    const signals: AbortSignal[] = [];
+    const target = (key: string): ScheduledTarget => ({
+      key,
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: (signal) => {
+        signals.push(signal);
+        return Promise.resolve();
+      },
+    });
+    scheduler.upsert(target('a'));
+    await runUntil(clock, scheduler, 3_000);
+    assert.equal(signals.length, 4);
+    assert.equal(new Set(signals).size, 1, 'one AbortController per target, not per pass');
+    const first = signals[0];
+    assert.ok(first !== undefined && !first.aborted);
+    scheduler.upsert(target('a')); // replaced: the old target's signal aborts, the new one gets its own
+    assert.equal(first.aborted, true);
+    await runUntil(clock, scheduler, 5_000);
+    const replaced = signals.at(-1);
+    assert.ok(replaced !== undefined && replaced !== first && !replaced.aborted);
+    scheduler.remove('a');
+    assert.equal(replaced.aborted, true);
+  });
+
+  it('a pass that rejects or throws is reported to onPassError and the target keeps its ticks, and the slot is handed back (concurrency 1)', async () => {
+    const clock = new FakeClock(0);
+    const errors: string[] = [];
+    const scheduler = new Scheduler({
+      clock,
+      random: () => 0.5,
+      concurrency: 1,
+      onPassError: (key, error) => {
+        errors.push(`${key}: ${(error as Error).message}`);
+      },
+    });
+    let passes = 0;
+    scheduler.upsert({
+      key: 'a',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: (): Promise<void> => {
+        passes++;
+        if (passes === 1) return Promise.reject(new Error('rejected'));
+        if (passes === 2) throw new Error('thrown');
+        return Promise.resolve();
+      },
+    });
+    await runUntil(clock, scheduler, 3_000);
+    assert.deepEqual(errors, ['a: rejected', 'a: thrown']);
+    assert.equal(passes, 4, 'one pass per period, the failed ones included');
+    assert.equal(scheduler.stats().inFlight, 0);
+  });
+
+  it('a stop aborts the signal of the pass in flight, and the next start hands the target a fresh one', async () => {
+    const clock = new FakeClock(0);
+    const scheduler = new Scheduler({ clock, random: () => 0.5 });
+    const signals: AbortSignal[] = [];
+    scheduler.upsert({
+      key: 'a',
+      periodMs: 1_000,
+      firstDueAt: 0,
+      run: (signal) => {
+        signals.push(signal);
+        if (signals.length > 1) return Promise.resolve();
+        return new Promise<void>((resolve) => {
+          const done = (): void => {
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          signal.addEventListener('abort', done);
+        });
+      },
+    });
+    const first = new AbortController();
+    const loop = scheduler.start(first.signal);
+    await flush();
+    first.abort();
+    await loop;
+    assert.equal(signals.length, 1);
+    assert.equal(signals[0]?.aborted, true);
+    clock.advance(1_000);
+    const second = new AbortController();
+    const again = scheduler.start(second.signal);
+    await flush();
+    second.abort();
+    await again;
+    assert.equal(signals.length, 2);
+    assert.notEqual(signals[1], signals[0]);
+    assert.equal(signals[1]?.aborted, false, 'a pass that ended before the stop keeps its signal unaborted');
+  });
+
   it('upsert of an existing key replaces it and cancels the old pass', async () => {
     const { clock, scheduler, rec } = setup();
     let oldAborted = false;
