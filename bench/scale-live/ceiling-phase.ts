@@ -23,6 +23,7 @@ import { callWithRetry, forEachBounded } from './objects.ts';
 import type { PodWatch } from './objects.ts';
 import type { LiveBenchOptions } from './options.ts';
 import { conditionRemoval } from './pod-status.ts';
+import { sampleProgress } from './progress.ts';
 
 export interface CeilingCtx {
   readonly cp: ControlPlane;
@@ -49,9 +50,11 @@ export async function writeCeiling(c: CeilingCtx): Promise<Record<string, unknow
   c.log(`write ceiling: every gate True from a bare writer, ${o.writeCeiling} in flight`);
   const before = cpu();
   const start = Date.now();
+  const progress = sampleProgress(() => watch.tracker.gateTrue);
   const writer = await runWriteCeiling(c.cp.kubeconfigPath, `${runLabel}=${c.run}`, o.writeCeiling);
   await c.until('every gate True (write ceiling)', () => watch.tracker.gateTrue >= o.pods, o.convergeTimeoutS * 1000, () => `${watch.tracker.gateTrue}/${o.pods} True`);
   const seenS = (Date.now() - start) / 1000;
+  const summary = progress.stop(o.pods);
   const after = cpu();
   const used = Object.fromEntries(procs.map(([name]) => [name, r3((after.get(name) ?? 0) - (before.get(name) ?? 0))]));
   const writes = Number(writer['writes']);
@@ -60,6 +63,7 @@ export async function writeCeiling(c: CeilingCtx): Promise<Record<string, unknow
   return {
     all_gates_true_s: r3(seenS), inflight: o.writeCeiling, writer, plane_cpu_s: used, plane_cpu_cores: Object.fromEntries(Object.entries(used).map(([k, v]) => [k, r3(v / seenS)])),
     apiserver_cpu_ms_per_write: writes > 0 ? r3((apiserver * 1000) / writes) : null,
+    progress: summary,
   };
 }
 

@@ -33,6 +33,8 @@ import { conditionType, namespaceObject, podRef, policyLabel, policyName, policy
 import { GateTracker } from './gates.ts';
 import { createWithRetry, watchPods } from './objects.ts';
 import { bringUpPods } from './bring-up.ts';
+import { sampleProgress } from './progress.ts';
+import type { ProgressSummary } from './progress.ts';
 import { resetGates, writeCeiling } from './ceiling-phase.ts';
 import type { CeilingCtx } from './ceiling-phase.ts';
 import { statusLabel, statusLabelValue } from './pod-status.ts';
@@ -285,7 +287,7 @@ function memoryFigures(g: readonly ReplicaGauges[]): Record<string, unknown>[] {
   return g.map((r) => ({ identity: r.identity, rss_mb: mb(r.rssBytes), heap_used_mb: mb(r.heapUsedBytes), heap_total_mb: mb(r.heapTotalBytes), external_mb: mb(r.externalBytes) }));
 }
 
-async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknown>> {
+async function measure(c: Ctx, spawnedAt: number, progress: { stop(total: number): ProgressSummary }): Promise<Record<string, unknown>> {
   const { o, watch, sampler, pods } = c;
   const start = await sampler.snapshot();
   const sideStart = await sideNow(pods);
@@ -296,6 +298,7 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
     () => `${watch.tracker.gateTrue}/${o.pods} True, replica RSS ${sampler.replicaRss().map(mb).join('/')} MB`);
   convergedFlag = true;
   const convergedAt = Date.now();
+  const convergenceProgress = progress.stop(o.pods);
   log(`every gate True after ${((convergedAt - spawnedAt) / 1000).toFixed(1)} s`);
   const converged = await sampler.snapshot();
   const sideConverged = await sideNow(pods);
@@ -329,6 +332,7 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
   const sideEnd = await sideNow(pods);
   return {
     all_gates_true_s: r3((convergedAt - spawnedAt) / 1000),
+    convergence_progress: convergenceProgress,
     memory_after_convergence: memoryAtConvergence,
     memory_after_steady: memoryAfterSteady,
     urgency: urgencyFigures,
@@ -347,7 +351,10 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
 }
 
 /** The headline figures (issue 17), first in the JSON line; everything else follows. */
-function headline(o: LiveBenchOptions, f: Record<string, unknown>, ceilingS: number | null): Record<string, unknown> {
+function headline(o: LiveBenchOptions, f: Record<string, unknown>, ceiling: Record<string, unknown> | null): Record<string, unknown> {
+  const ceilingS = typeof ceiling?.['all_gates_true_s'] === 'number' ? ceiling['all_gates_true_s'] : null;
+  const ceilingProgress = ceiling?.['progress'] as ProgressSummary | undefined;
+  const convergenceProgress = f['convergence_progress'] as ProgressSummary | undefined;
   const phase = (name: string): Record<string, unknown> => (f[name] as Record<string, unknown> | null) ?? {};
   const conv = phase('convergence');
   const steady = phase('steady');
@@ -361,6 +368,9 @@ function headline(o: LiveBenchOptions, f: Record<string, unknown>, ceilingS: num
     // Issue 31 item 4: the convergence over the plane's own pace for the same writes, measured in this run on the same pods.
     write_ceiling_s: ceilingS,
     convergence_over_ceiling: ceilingS === null || ceilingS === 0 ? null : r3(Number(f['all_gates_true_s']) / ceilingS),
+    // Where the difference is: a late start (first True) or a slower pace (gates True per second between 10 % and 90 %).
+    first_true_s: { ceiling: ceilingProgress?.first_s ?? null, convergence: convergenceProgress?.first_s ?? null },
+    gates_per_s_10_90: { ceiling: ceilingProgress?.per_s_10_90 ?? null, convergence: convergenceProgress?.per_s_10_90 ?? null },
     rss_mb_per_replica: mem.map((m) => m.rss_mb),
     heap_used_mb_per_replica: mem.map((m) => m.heap_used_mb),
     controller_cpu_us_per_probe: { convergence: conv['controller_cpu_us_per_probe'], steady: steady['controller_cpu_us_per_probe'] },
@@ -452,6 +462,7 @@ async function main(): Promise<void> {
     const reset = ceiling === null ? null : await resetGates(ceilingCtx);
     log(`every pod Running; starting ${o.replicas} outprobe replica(s)`);
     const spawnedAt = Date.now();
+    const progress = sampleProgress(() => w.tracker.gateTrue);
     const args = [...controllerArgs({ o, cp }, nets.cidrs), ...(await vantageArgs(cp, dir, o.vantageCount))];
     if (o.replicaMemoryLimitMb !== undefined) {
       for (let r = 0; r < o.replicas; r++) cgroups.push(createMemoryCgroup(`outprobe-bench-${run}-${r}`, o.replicaMemoryLimitMb * 1048576));
@@ -468,10 +479,10 @@ async function main(): Promise<void> {
       apiserverMetrics: async () => String((await cp.kube.call('GET', '/metrics')).body),
     });
     sampler.start();
-    const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt);
+    const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt, progress);
     await sampler.stop();
     const engine = await engineAlone(o, dir, controllers, pods.port, [...watch.tracker.ips()], (figures['steady'] as { controller_cpu_us_per_probe?: number | null }).controller_cpu_us_per_probe ?? null);
-    const result = { ...headline(o, figures, typeof ceiling?.['all_gates_true_s'] === 'number' ? ceiling['all_gates_true_s'] : null), ...engine, bench: 'scale', vantage_count: o.vantageCount, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
+    const result = { ...headline(o, figures, ceiling), ...engine, bench: 'scale', vantage_count: o.vantageCount, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
       controller_node_args: o.controllerNodeArgs, replica_memory_limit_mb: o.replicaMemoryLimitMb ?? null, replica_heap_limits: replicaHeap,
       replica_cgroup_peak_mb: cgroups.map((c) => { const b = c.peakBytes(); return b === undefined ? null : Math.round(b / 1048576); }),
       replica_oom_kills: cgroups.map((c) => c.oomKills() ?? null),

@@ -7,6 +7,7 @@ import { conditionType, podObject } from '../../../bench/scale-live/fixtures.ts'
 import { GateTracker } from '../../../bench/scale-live/gates.ts';
 import type { PodLike } from '../../../bench/scale-live/gates.ts';
 import { liveBenchOptions } from '../../../bench/scale-live/options.ts';
+import { summarizeProgress } from '../../../bench/scale-live/progress.ts';
 import { conditionRemoval, podIpOf, runningStatus, statusLabel, statusLabelValue } from '../../../bench/scale-live/pod-status.ts';
 
 describe('bench/scale-live pod addresses', () => {
@@ -91,5 +92,23 @@ describe('bench/scale-live gate reset between the write ceiling and the converge
     t.apply('MODIFIED', pod('a', 'True')); // the replicas' writes count from here
     assert.equal(t.gateChanges, 1);
     assert.equal(t.withGate, 1);
+  });
+});
+
+describe('bench/scale-live progress of a phase that turns every gate True', () => {
+  it('gives the first True, the 10/50/90 % and all marks, the pace between 10 % and 90 %, and a 5 s series', () => {
+    // 100 gates: nothing for 4 s (a late start), then 10 a second.
+    const points: [number, number][] = [];
+    for (let t = 0; t <= 14_000; t += 500) points.push([t, Math.max(0, Math.min(100, Math.floor((t - 4000) / 100)))]);
+    const p = summarizeProgress(points, 100);
+    assert.equal(p.first_s, 4.5);
+    assert.equal(p.p10_s, 5);
+    assert.equal(p.p50_s, 9);
+    assert.equal(p.p90_s, 13);
+    assert.equal(p.all_s, 14);
+    assert.equal(p.per_s_10_90, 10);
+    assert.deepEqual(p.series, [[0, 0], [5, 10], [10, 60], [14, 100]]);
+    assert.equal(summarizeProgress([[0, 0], [1000, 5]], 100).all_s, null); // never all True
+    assert.equal(summarizeProgress([[0, 0], [1000, 100]], 100).per_s_10_90, null); // 10 % and 90 % in one sample: no pace
   });
 });
