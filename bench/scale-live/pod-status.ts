@@ -36,7 +36,7 @@ export interface CreatedPod {
 
 /**
  * The status a kwok-managed pod has once kwok's stages ran: Running with
- * `podIP`/`podIPs` and the node's address (kwok's `--node-ip`, 127.0.0.1),
+ * `podIP`/`podIPs` and the node's address (kwok's `--node-ip`, 127.0.0.1; like kwok, no `hostIPs`),
  * conditions Initialized and ContainersReady True and Ready False for the
  * readiness gate, every container started, ready, running since `now`, with
  * kwok's containerID and imageID. Sent as a JSON merge patch of the status
@@ -52,7 +52,6 @@ export function runningStatus(pod: CreatedPod, podIP: string, now: Date, hostIP 
       { type: 'ContainersReady', status: 'True', lastProbeTime: null, lastTransitionTime: at },
     ],
     hostIP,
-    hostIPs: [{ ip: hostIP }],
     podIP,
     podIPs: [{ ip: podIP }],
     startTime: at,

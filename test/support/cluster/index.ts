@@ -125,6 +125,9 @@ export interface ControlPlane {
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
+/** kwok v0.8.0's defaults for the options a KwokConfiguration document would otherwise leave at 0. */
+const kwokDefaults = { podPlayStageParallelism: 4, nodePlayStageParallelism: 4, nodeLeaseParallelism: 4, heartbeatFactor: 5 };
+
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 async function httpOk(url: string, dispatcher?: Agent): Promise<boolean> {
@@ -307,7 +310,8 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       const sched = startSched();
       const stages = path.join(dir, 'kwok-stages.yaml');
       copyFileSync(path.join(REPO_ROOT, 'test/support/cluster/kwok-stages.yaml'), stages);
-      if (o.kwokOptions !== undefined) appendFileSync(stages, `---\napiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: ${JSON.stringify(o.kwokOptions)}\n`);
+      // A KwokConfiguration replaces kwok's defaults whole (v0.8.0 exits on a parallelism of 0): its defaults first.
+      if (o.kwokOptions !== undefined) appendFileSync(stages, `---\napiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: ${JSON.stringify({ ...kwokDefaults, ...o.kwokOptions })}\n`);
       const fallbackCidr = podnet?.fallbackCidr ?? net?.nodes[0]?.podCidr ?? '';
       const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages, fallbackCidr));
       nodeNames = net === undefined ? await createFakeNodes(k, o.nodes ?? 2, podnet?.nodeCidr ?? (() => '')) : await createNetworkNodes(k, net);

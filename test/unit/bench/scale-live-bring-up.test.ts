@@ -36,6 +36,7 @@ describe('bench/scale-live Running status written by the driver', () => {
     assert.equal(status['podIP'], '127.5.3.4');
     assert.deepEqual(status['podIPs'], [{ ip: '127.5.3.4' }]);
     assert.equal(status['hostIP'], '127.0.0.1'); // kwok's --node-ip
+    assert.equal(status['hostIPs'], undefined); // kwok sets none (test/integration/bench-pod-status.test.ts)
     assert.equal(status['startTime'], '2026-12-07T14:00:01Z'); // the API's whole seconds
     assert.deepEqual(status['containerStatuses'], [{
       name: 'app', image: 'bench', imageID: 'kwok-image://bench', containerID: 'kwok://u-1-app-0', ready: true, restartCount: 0, started: true,
