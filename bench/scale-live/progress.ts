@@ -56,7 +56,7 @@ export function summarizeProgress(points: readonly (readonly [number, number])[]
 export function sampleProgress(count: () => number, everyMs = 250): { stop(total: number): ProgressSummary } {
   const start = Date.now();
   const points: [number, number][] = [[0, count()]];
-  const timer = setInterval(() => { points.push([Date.now() - start, count()]); }, everyMs);
+  const timer = setInterval(() => { points.push([Date.now() - start, count()]); }, everyMs).unref();
   return {
     stop: (total) => {
       clearInterval(timer);

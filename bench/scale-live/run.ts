@@ -294,8 +294,15 @@ async function measure(c: Ctx, spawnedAt: number, progress: { stop(total: number
   let convergedFlag = false;
   const failCtx = { o, run: c.run, pods, watch, controllers: c.controllers, replicas: sampler.replicas, log };
   const urgency = o.urgencyQueued > 0 ? urgencyPhase(failCtx, () => convergedFlag, spawnedAt) : undefined;
+  // The gate-write path over the convergence (ADR 0022), summed over the replicas at each scrape: where the writes waited.
+  const writePath: (readonly number[])[] = [];
+  const writePathTimer = setInterval(() => {
+    writePath.push([r3((Date.now() - spawnedAt) / 1000), watch.tracker.gateTrue, sampler.gaugeSum('outprobe_gate_write_inflight_limit'), sampler.gaugeSum('outprobe_gate_write_inflight'),
+      sampler.gaugeSum('outprobe_gate_write_queue', { urgency: 'initial' })]);
+  }, o.sampleS * 1000).unref();
   await until('every gate True', () => watch.tracker.gateTrue >= o.pods, o.convergeTimeoutS * 1000,
     () => `${watch.tracker.gateTrue}/${o.pods} True, replica RSS ${sampler.replicaRss().map(mb).join('/')} MB`);
+  clearInterval(writePathTimer);
   convergedFlag = true;
   const convergedAt = Date.now();
   const convergenceProgress = progress.stop(o.pods);
@@ -333,6 +340,8 @@ async function measure(c: Ctx, spawnedAt: number, progress: { stop(total: number
   return {
     all_gates_true_s: r3((convergedAt - spawnedAt) / 1000),
     convergence_progress: convergenceProgress,
+    // [s after spawn, gates True, write limit, writes in flight, initial writes queued], summed over the replicas' last scrapes.
+    convergence_write_path: writePath,
     memory_after_convergence: memoryAtConvergence,
     memory_after_steady: memoryAfterSteady,
     urgency: urgencyFigures,
