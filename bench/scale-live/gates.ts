@@ -74,6 +74,7 @@ export class GateTracker {
     this.gateChanges = 0;
     this.falseFlips = 0;
     this.wantedFlips = 0;
+    this.falseFlipLog.length = 0;
     this.falseSeen.clear();
   }
 

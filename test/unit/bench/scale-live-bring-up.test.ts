@@ -89,6 +89,7 @@ describe('bench/scale-live gate reset between the write ceiling and the converge
     assert.equal(t.falseFlips, 2); // True → absent looks like a flip to the watch …
     t.resetCounts();
     assert.equal(t.falseFlips, 0); // … and is not outprobe's
+    assert.deepEqual(t.falseFlipLog, []); // nor named as outprobe's
     assert.equal(t.gateChanges, 0);
     t.apply('MODIFIED', pod('a', 'True')); // the replicas' writes count from here
     assert.equal(t.gateChanges, 1);
