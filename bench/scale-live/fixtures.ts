@@ -3,7 +3,8 @@
  * directly, so the scheduler is not what is measured) and ProbePolicies.
  * Pod i belongs to policy i mod P; policy j lives in namespace j mod N.
  */
-import type { LiveBenchOptions } from './options.ts';
+import type { LiveBenchOptions, PodStatusBy } from './options.ts';
+import { statusLabel, statusLabelValue } from './pod-status.ts';
 
 export const conditionType = 'outprobe.io/bench';
 export const policyLabel = 'bench.outprobe.io/policy';
@@ -36,12 +37,14 @@ export function namespaceObject(run: string, n: number): Record<string, unknown>
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespaceName(run, n), labels: { [runLabel]: run } } };
 }
 
-export function podObject(o: Pick<LiveBenchOptions, 'namespaces' | 'policies' | 'podsPerNode'>, run: string, i: number, port: number): Record<string, unknown> {
+/** Pod i; with `podStatus: 'bench'` labelled for kwok to leave its status to the driver (pod-status.ts). */
+export function podObject(o: Pick<LiveBenchOptions, 'namespaces' | 'policies' | 'podsPerNode'> & { readonly podStatus?: PodStatusBy }, run: string, i: number, port: number): Record<string, unknown> {
   const ref = podRef(o, run, i);
+  const labels = { [runLabel]: run, [policyLabel]: policyName(ref.policy), ...(o.podStatus === 'bench' ? { [statusLabel]: statusLabelValue } : {}) };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: ref.name, namespace: ref.namespace, labels: { [runLabel]: run, [policyLabel]: policyName(ref.policy) } },
+    metadata: { name: ref.name, namespace: ref.namespace, labels },
     spec: {
       nodeName: `kwok-node-${Math.floor(i / o.podsPerNode)}`,
       readinessGates: [{ conditionType }],

@@ -29,6 +29,7 @@ export class GateTracker {
   readonly #pods = new Map<string, PodView>();
   #running = 0;
   #gateTrue = 0;
+  #withGate = 0;
   /** Gate condition changes seen (created or changed). */
   gateChanges = 0;
   /** True → not True transitions of a live pod's gate, pods the benchmark made fail left out. */
@@ -57,6 +58,24 @@ export class GateTracker {
 
   get gateTrue(): number {
     return this.#gateTrue;
+  }
+
+  /** Pods that carry the gate condition at all (any status). */
+  get withGate(): number {
+    return this.#withGate;
+  }
+
+  /**
+   * Starts the change and flip counts over (after the driver itself wrote
+   * the gates, as the write-ceiling phase and its reset do: those are not
+   * outprobe's writes, and the reset's True → absent are not false flips).
+   */
+  resetCounts(): void {
+    this.gateChanges = 0;
+    this.falseFlips = 0;
+    this.wantedFlips = 0;
+    this.falseFlipLog.length = 0;
+    this.falseSeen.clear();
   }
 
   /** The pod IP of `key` (`namespace/name`), if it runs with one. */
@@ -129,5 +148,6 @@ export class GateTracker {
   #count(v: PodView, sign: 1 | -1): void {
     if (v.ip !== undefined) this.#running += sign;
     if (v.gate === 'True') this.#gateTrue += sign;
+    if (v.gate !== undefined) this.#withGate += sign;
   }
 }

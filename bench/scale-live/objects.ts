@@ -8,7 +8,7 @@ import type { KubeClient } from '../../test/support/cluster/index.ts';
 import type { GateTracker, PodLike } from './gates.ts';
 
 /** Runs `fn(i)` for i in [0, n) with at most `limit` in flight; rejects on the first error. */
-export async function forEachBounded(n: number, limit: number, fn: (i: number) => Promise<void>): Promise<void> {
+export async function forEachBounded(n: number, limit: number, fn: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < n) await fn(next++);
@@ -16,25 +16,32 @@ export async function forEachBounded(n: number, limit: number, fn: (i: number) =
   await Promise.all(Array.from({ length: Math.min(limit, n) }, worker));
 }
 
-/** POST that retries 429/5xx and connection errors a few times (the API server is busy while 20,000 pods arrive); 409 counts as done. */
-export async function createWithRetry(kube: KubeClient, path: string, obj: unknown): Promise<void> {
+/**
+ * A request that retries 429/5xx and connection errors a few times (the API
+ * server is busy while 20,000 pods arrive); resolves with the response of the
+ * first other status, or throws after the last attempt.
+ */
+export async function callWithRetry(kube: KubeClient, method: string, path: string, body: unknown, contentType?: string): Promise<{ readonly status: number; readonly body: unknown }> {
   let last: unknown;
   for (let attempt = 1; attempt <= 5; attempt++) {
-    let status: number | undefined;
-    let body: unknown;
     try {
-      ({ status, body } = await kube.call('POST', path, obj));
+      const r = await kube.call(method, path, body, contentType);
+      if (r.status !== 429 && r.status < 500) return r;
+      last = new Error(`${method} ${path}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     } catch (err: unknown) {
       last = err;
-    }
-    if (status === 201 || status === 200 || status === 409) return;
-    if (status !== undefined) {
-      last = new Error(`POST ${path}: HTTP ${status}: ${JSON.stringify(body)}`);
-      if (status !== 429 && status < 500) throw last;
     }
     await sleep(200 * attempt);
   }
   throw last;
+}
+
+/** POST with callWithRetry; 409 counts as done. Resolves with the created object (undefined after a 409). */
+export async function createWithRetry(kube: KubeClient, path: string, obj: unknown): Promise<Record<string, unknown> | undefined> {
+  const { status, body } = await callWithRetry(kube, 'POST', path, obj);
+  if (status === 409) return undefined;
+  if (status !== 201 && status !== 200) throw new Error(`POST ${path}: HTTP ${status}: ${JSON.stringify(body)}`);
+  return body as Record<string, unknown>;
 }
 
 export interface PodWatch {

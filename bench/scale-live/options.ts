@@ -4,6 +4,7 @@
  */
 
 export type ProbeHandler = 'http' | 'tcp';
+export type PodStatusBy = 'bench' | 'kwok';
 
 export interface LiveBenchOptions {
   /** Gated pods. @default 1000 */
@@ -52,12 +53,26 @@ export interface LiveBenchOptions {
    */
   readonly replicaMemoryLimitMb: number | undefined;
   /**
-   * Instead of replicas, write every pod's gate condition True from a bare
-   * writer with this many writes in flight (`write-ceiling.ts`): the plane's
-   * own pace for gate writes when nothing probes. 0: off, the replicas run.
-   * @default 0
+   * Who brings the pods to Running with their addresses (issue 31 item 5):
+   * `bench`, the driver itself, one status write per pod right after its
+   * create (pod-status.ts; kwok is told to leave pods labelled
+   * `bench.outprobe.io/status=bench` alone); or `kwok`, its two stages per
+   * pod at kwok's own pace (about 18 pods/s on the 2-core machine).
+   * @default 'bench'
+   */
+  readonly podStatus: PodStatusBy;
+  /**
+   * The write-ceiling phase (issue 31 item 4): once every pod is Running and
+   * before the replicas start, a bare writer (`write-ceiling.ts`) writes every
+   * pod's gate condition True with this many writes in flight and nothing
+   * probing: the plane's own pace for the same writes. The driver then removes
+   * the condition from every pod again, and the replicas converge on the same
+   * pods; the run prints `convergence_over_ceiling`. 0 skips the phase.
+   * @default 64 (a replica's `--gate-write-max-inflight`)
    */
   readonly writeCeiling: number;
+  /** Stop after the write-ceiling phase: no replica runs (the `--write-ceiling` mode before issue 31). @default false */
+  readonly ceilingOnly: boolean;
   /**
    * The engine-alone phase (issue 31 item 3): after the replicas are
    * stopped, outprobe's Scheduler and executor alone probe the same pods for
@@ -118,7 +133,7 @@ function bool(name: string, argv: readonly string[]): boolean {
   return value !== undefined && !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }
 
-const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb', 'write-ceiling', 'vantage-count', 'engine-s', 'settle-s']);
+const known = new Set(['pods', 'replicas', 'fail-percent', 'detect-timeout-s', 'failure-threshold', 'urgency-queued', 'policies', 'namespaces', 'period-ms', 'duration-s', 'recreate-s', 'probe', 'converge-timeout-s', 'pods-per-node', 'create-concurrency', 'sample-s', 'controller-args', 'controller-node-args', 'keep', 'pod-server-nice', 'replica-memory-limit-mb', 'write-ceiling', 'ceiling-only', 'pod-status', 'vantage-count', 'engine-s', 'settle-s']);
 
 export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   for (let i = 0; i < argv.length; i++) {
@@ -143,6 +158,11 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
   const urgencyQueued = int('urgency-queued', 0, argv);
   if ((failPercent > 0 || urgencyQueued > 0) && probe !== 'http') throw new Error('--fail-percent and --urgency-queued need --probe http (a failing pod answers 503); use --fail-percent 0 with --probe tcp');
   if (urgencyQueued > 0 && failPercent === 0) throw new Error('--urgency-queued needs --fail-percent > 0');
+  const podStatus = raw('pod-status', argv) ?? 'bench';
+  if (podStatus !== 'bench' && podStatus !== 'kwok') throw new Error(`--pod-status must be bench or kwok, got ${JSON.stringify(podStatus)}`);
+  const writeCeiling = int('write-ceiling', 64, argv);
+  const ceilingOnly = bool('ceiling-only', argv);
+  if (ceilingOnly && writeCeiling === 0) throw new Error('--ceiling-only needs --write-ceiling > 0');
   return {
     pods,
     replicas: int('replicas', 1, argv, 1),
@@ -166,7 +186,9 @@ export function liveBenchOptions(argv: readonly string[]): LiveBenchOptions {
     podServerNice: int('pod-server-nice', -10, argv, -20),
     keep: bool('keep', argv),
     replicaMemoryLimitMb: raw('replica-memory-limit-mb', argv) === undefined ? undefined : int('replica-memory-limit-mb', 0, argv, 64),
-    writeCeiling: int('write-ceiling', 0, argv),
+    podStatus,
+    writeCeiling,
+    ceilingOnly,
     engineS: int('engine-s', int('duration-s', 60, argv, 1), argv),
     settleS: int('settle-s', 0, argv),
   };

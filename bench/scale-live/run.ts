@@ -21,7 +21,7 @@ import type { ControlPlane } from '../../test/support/cluster/index.ts';
 import { busiestWindowShare, firstProbes, timesOf } from './arrivals.ts';
 import { createMemoryCgroup, heapLimitsIn } from './cgroup.ts';
 import type { MemoryCgroup } from './cgroup.ts';
-import { runEngine, runWriteCeiling, startController, startPodServer } from './children.ts';
+import { runEngine, startController, startPodServer } from './children.ts';
 import type { ControllerProcess, PodServer, PodServerStats } from './children.ts';
 import { detectionPhase, urgencyPhase } from './phases.ts';
 import { addNodes, nodesPerNetwork } from './plane.ts';
@@ -29,9 +29,15 @@ import { probeGaps, unhealthySummary, unhealthyTimeline } from './failures.ts';
 import { netstatIncrease, readNetstat } from './netstat.ts';
 import type { NetstatCounters } from './netstat.ts';
 import { processCpuSeconds } from '../probes/system.ts';
-import { conditionType, namespaceObject, podObject, podRef, policyLabel, policyName, policyNamespace, policyObject, runLabel } from './fixtures.ts';
+import { conditionType, namespaceObject, podRef, policyLabel, policyName, policyNamespace, policyObject, runLabel } from './fixtures.ts';
 import { GateTracker } from './gates.ts';
-import { createWithRetry, forEachBounded, watchPods } from './objects.ts';
+import { createWithRetry, watchPods } from './objects.ts';
+import { bringUpPods } from './bring-up.ts';
+import { sampleProgress } from './progress.ts';
+import type { ProgressSummary } from './progress.ts';
+import { resetGates, writeCeiling } from './ceiling-phase.ts';
+import type { CeilingCtx } from './ceiling-phase.ts';
+import { statusLabel, statusLabelValue } from './pod-status.ts';
 import type { PodWatch } from './objects.ts';
 import { liveBenchOptions } from './options.ts';
 import type { LiveBenchOptions } from './options.ts';
@@ -60,12 +66,9 @@ async function until(what: string, cond: () => boolean, timeoutMs: number, progr
   }
 }
 
-async function createObjects(cp: ControlPlane, o: LiveBenchOptions, run: string, port: number): Promise<number> {
-  const start = Date.now();
+async function createPolicies(cp: ControlPlane, o: LiveBenchOptions, run: string): Promise<void> {
   for (let n = 0; n < o.namespaces; n++) await createWithRetry(cp.kube, '/api/v1/namespaces', namespaceObject(run, n));
   for (let j = 0; j < o.policies; j++) await createWithRetry(cp.kube, policiesPath(policyNamespace(o, run, j)), policyObject(o, run, j));
-  await forEachBounded(o.pods, o.createConcurrency, (i) => createWithRetry(cp.kube, `/api/v1/namespaces/${podRef(o, run, i).namespace}/pods`, podObject(o, run, i, port)));
-  return (Date.now() - start) / 1000;
 }
 
 interface Window {
@@ -284,17 +287,25 @@ function memoryFigures(g: readonly ReplicaGauges[]): Record<string, unknown>[] {
   return g.map((r) => ({ identity: r.identity, rss_mb: mb(r.rssBytes), heap_used_mb: mb(r.heapUsedBytes), heap_total_mb: mb(r.heapTotalBytes), external_mb: mb(r.externalBytes) }));
 }
 
-async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknown>> {
+async function measure(c: Ctx, spawnedAt: number, progress: { stop(total: number): ProgressSummary }): Promise<Record<string, unknown>> {
   const { o, watch, sampler, pods } = c;
   const start = await sampler.snapshot();
   const sideStart = await sideNow(pods);
   let convergedFlag = false;
   const failCtx = { o, run: c.run, pods, watch, controllers: c.controllers, replicas: sampler.replicas, log };
   const urgency = o.urgencyQueued > 0 ? urgencyPhase(failCtx, () => convergedFlag, spawnedAt) : undefined;
+  // The gate-write path over the convergence (ADR 0022), summed over the replicas at each scrape: where the writes waited.
+  const writePath: (readonly number[])[] = [];
+  const writePathTimer = setInterval(() => {
+    writePath.push([r3((Date.now() - spawnedAt) / 1000), watch.tracker.gateTrue, sampler.gaugeSum('outprobe_gate_write_inflight_limit'), sampler.gaugeSum('outprobe_gate_write_inflight'),
+      sampler.gaugeSum('outprobe_gate_write_queue', { urgency: 'initial' })]);
+  }, o.sampleS * 1000).unref();
   await until('every gate True', () => watch.tracker.gateTrue >= o.pods, o.convergeTimeoutS * 1000,
     () => `${watch.tracker.gateTrue}/${o.pods} True, replica RSS ${sampler.replicaRss().map(mb).join('/')} MB`);
+  clearInterval(writePathTimer);
   convergedFlag = true;
   const convergedAt = Date.now();
+  const convergenceProgress = progress.stop(o.pods);
   log(`every gate True after ${((convergedAt - spawnedAt) / 1000).toFixed(1)} s`);
   const converged = await sampler.snapshot();
   const sideConverged = await sideNow(pods);
@@ -328,6 +339,9 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
   const sideEnd = await sideNow(pods);
   return {
     all_gates_true_s: r3((convergedAt - spawnedAt) / 1000),
+    convergence_progress: convergenceProgress,
+    // [s after spawn, gates True, write limit, writes in flight, initial writes queued], summed over the replicas' last scrapes.
+    convergence_write_path: writePath,
     memory_after_convergence: memoryAtConvergence,
     memory_after_steady: memoryAfterSteady,
     urgency: urgencyFigures,
@@ -346,7 +360,10 @@ async function measure(c: Ctx, spawnedAt: number): Promise<Record<string, unknow
 }
 
 /** The headline figures (issue 17), first in the JSON line; everything else follows. */
-function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<string, unknown> {
+function headline(o: LiveBenchOptions, f: Record<string, unknown>, ceiling: Record<string, unknown> | null): Record<string, unknown> {
+  const ceilingS = typeof ceiling?.['all_gates_true_s'] === 'number' ? ceiling['all_gates_true_s'] : null;
+  const ceilingProgress = ceiling?.['progress'] as ProgressSummary | undefined;
+  const convergenceProgress = f['convergence_progress'] as ProgressSummary | undefined;
   const phase = (name: string): Record<string, unknown> => (f[name] as Record<string, unknown> | null) ?? {};
   const conv = phase('convergence');
   const steady = phase('steady');
@@ -357,6 +374,12 @@ function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<strin
     pods: o.pods,
     replicas: o.replicas,
     all_gates_true_s: f['all_gates_true_s'],
+    // Issue 31 item 4: the convergence over the plane's own pace for the same writes, measured in this run on the same pods.
+    write_ceiling_s: ceilingS,
+    convergence_over_ceiling: ceilingS === null || ceilingS === 0 ? null : r3(Number(f['all_gates_true_s']) / ceilingS),
+    // Where the difference is: a late start (first True) or a slower pace (gates True per second between 10 % and 90 %).
+    first_true_s: { ceiling: ceilingProgress?.first_s ?? null, convergence: convergenceProgress?.first_s ?? null },
+    gates_per_s_10_90: { ceiling: ceilingProgress?.per_s_10_90 ?? null, convergence: convergenceProgress?.per_s_10_90 ?? null },
     rss_mb_per_replica: mem.map((m) => m.rss_mb),
     heap_used_mb_per_replica: mem.map((m) => m.heap_used_mb),
     controller_cpu_us_per_probe: { convergence: conv['controller_cpu_us_per_probe'], steady: steady['controller_cpu_us_per_probe'] },
@@ -376,30 +399,6 @@ function headline(o: LiveBenchOptions, f: Record<string, unknown>): Record<strin
 /** The plane's processes and the pod server, by name: what the sampler and the write ceiling take CPU from. */
 function planePids(cp: ControlPlane, podServerPid: number): Record<string, number> {
   return Object.fromEntries([...cp.components.map((c) => [c.name, c.pid] as const), ['pod-server', podServerPid] as const]);
-}
-
-/**
- * `--write-ceiling`: every gate written True by the bare writer, timed to the
- * last True on the driver's watch, with each plane process's CPU over that
- * time (the pod server idles: nothing probes).
- */
-async function writeCeiling(cp: ControlPlane, o: LiveBenchOptions, run: string, watch: PodWatch, podServerPid: number): Promise<Record<string, unknown>> {
-  const procs = Object.entries(planePids(cp, podServerPid));
-  const cpu = (): Map<string, number> => new Map(procs.map(([name, pid]) => [name, processCpuSeconds(pid)]));
-  const before = cpu();
-  const start = Date.now();
-  const writer = await runWriteCeiling(cp.kubeconfigPath, `${runLabel}=${run}`, o.writeCeiling);
-  await until('every gate True', () => watch.tracker.gateTrue >= o.pods, o.convergeTimeoutS * 1000, () => `${watch.tracker.gateTrue}/${o.pods} True`);
-  const seenS = (Date.now() - start) / 1000;
-  const after = cpu();
-  const used = Object.fromEntries(procs.map(([name]) => [name, r3((after.get(name) ?? 0) - (before.get(name) ?? 0))]));
-  const writes = Number(writer['writes']);
-  const apiserver = used['kube-apiserver'] ?? 0;
-  log(`every gate True seen after ${seenS.toFixed(1)} s (the writer's own count: ${String(writer['seconds'])} s)`);
-  return {
-    all_gates_true_s: r3(seenS), writer, plane_cpu_s: used, plane_cpu_cores: Object.fromEntries(Object.entries(used).map(([k, v]) => [k, r3(v / seenS)])),
-    apiserver_cpu_ms_per_write: writes > 0 ? r3((apiserver * 1000) / writes) : null,
-  };
 }
 
 /**
@@ -427,7 +426,9 @@ async function main(): Promise<void> {
   const nodes = Math.ceil(o.pods / o.podsPerNode);
   const loadStart = os.loadavg().map(r3); // other work on the machine shares its CPUs
   log(`options ${JSON.stringify(o)}; ${nodes} kwok nodes; files in ${dir}`);
-  const cp = await startControlPlane({ full: true, network: 'loopback', nodes: Math.min(nodes, nodesPerNetwork), log, dir: path.join(dir, 'plane') });
+  // --pod-status bench: kwok keeps the nodes alive and leaves the pods' status to the driver (bring-up.ts).
+  const kwokOptions = o.podStatus === 'bench' ? { kwokOptions: { disregardStatusWithLabelSelector: `${statusLabel}=${statusLabelValue}` } } : {};
+  const cp = await startControlPlane({ full: true, network: 'loopback', nodes: Math.min(nodes, nodesPerNetwork), log, dir: path.join(dir, 'plane'), ...kwokOptions });
   // Stopped by a signal, the run never reaches its finally: the plane's own
   // handler (registered first, so it runs first) has killed the plane, the
   // replicas and the pod server die with this process (setpriv --pdeathsig);
@@ -450,20 +451,27 @@ async function main(): Promise<void> {
     pods = await startPodServer(nets.prefixes, o.podServerNice);
     await installCrd(cp.kube);
     watch = watchPods(cp.kube, runLabel + '=' + run, new GateTracker(conditionType), log);
-    const createS = await createObjects(cp, o, run, pods.port);
-    log(`created ${o.namespaces} namespaces, ${o.policies} policies, ${o.pods} pods in ${createS.toFixed(1)} s (label ${policyLabel})`);
+    await createPolicies(cp, o, run);
+    const upFrom = Date.now();
+    const up = await bringUpPods(cp.kube, o, run, pods.port, nets.prefixes);
+    const createS = up.seconds;
+    log(`created ${o.namespaces} namespaces, ${o.policies} policies, ${o.pods} pods${o.podStatus === 'bench' ? ' and their Running status' : ''} in ${createS.toFixed(1)} s (label ${policyLabel})`);
     const w = watch;
     await until('every pod Running with an IP', () => w.tracker.running >= o.pods, Math.max(900_000, o.pods * 60), () => `${w.tracker.running}/${o.pods} running`);
     const runningS = (Date.now() - t0) / 1000;
-    if (o.writeCeiling > 0) {
-      log(`every pod Running; writing every gate True from a bare writer, ${o.writeCeiling} in flight`);
-      const figures = await writeCeiling(cp, o, run, w, pods.pid);
-      line = JSON.stringify({ bench: 'scale', mode: 'write-ceiling', pods: o.pods, ...figures, kwok_nodes: nodes, create_s: r3(createS), all_running_after_s: r3(runningS),
+    const bringUp = { pod_status_by: o.podStatus, seconds: r3((Date.now() - upFrom) / 1000), pods_per_s: r3(o.pods / ((Date.now() - upFrom) / 1000)), status_writes: up.statusWrites };
+    log(`every pod Running with an IP ${bringUp.seconds} s after the first create (${bringUp.pods_per_s} pods/s, status by ${o.podStatus})`);
+    const ceilingCtx: CeilingCtx = { cp, o, run, watch: w, plane: planePids(cp, pods.pid), log, until };
+    const ceiling = o.writeCeiling > 0 ? await writeCeiling(ceilingCtx) : null;
+    if (ceiling !== null && o.ceilingOnly) {
+      line = JSON.stringify({ bench: 'scale', mode: 'write-ceiling', pods: o.pods, ...ceiling, kwok_nodes: nodes, create_s: r3(createS), all_running_after_s: r3(runningS), bring_up: bringUp,
         env: { node: process.version, cpus: os.cpus().length, loadavg_start: loadStart, loadavg_end: os.loadavg().map(r3), date: new Date().toISOString() } });
       return;
     }
+    const reset = ceiling === null ? null : await resetGates(ceilingCtx);
     log(`every pod Running; starting ${o.replicas} outprobe replica(s)`);
     const spawnedAt = Date.now();
+    const progress = sampleProgress(() => w.tracker.gateTrue);
     const args = [...controllerArgs({ o, cp }, nets.cidrs), ...(await vantageArgs(cp, dir, o.vantageCount))];
     if (o.replicaMemoryLimitMb !== undefined) {
       for (let r = 0; r < o.replicas; r++) cgroups.push(createMemoryCgroup(`outprobe-bench-${run}-${r}`, o.replicaMemoryLimitMb * 1048576));
@@ -480,14 +488,14 @@ async function main(): Promise<void> {
       apiserverMetrics: async () => String((await cp.kube.call('GET', '/metrics')).body),
     });
     sampler.start();
-    const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt);
+    const figures = await measure({ o, run, cp, pods, watch, sampler, controllers }, spawnedAt, progress);
     await sampler.stop();
     const engine = await engineAlone(o, dir, controllers, pods.port, [...watch.tracker.ips()], (figures['steady'] as { controller_cpu_us_per_probe?: number | null }).controller_cpu_us_per_probe ?? null);
-    const result = { ...headline(o, figures), ...engine, bench: 'scale', vantage_count: o.vantageCount, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
+    const result = { ...headline(o, figures, ceiling), ...engine, bench: 'scale', vantage_count: o.vantageCount, policies: o.policies, namespaces: o.namespaces, period_s: o.periodMs / 1000, probe: o.probe, failure_threshold: o.failureThreshold ?? null, controller_args: o.controllerArgs,
       controller_node_args: o.controllerNodeArgs, replica_memory_limit_mb: o.replicaMemoryLimitMb ?? null, replica_heap_limits: replicaHeap,
       replica_cgroup_peak_mb: cgroups.map((c) => { const b = c.peakBytes(); return b === undefined ? null : Math.round(b / 1048576); }),
       replica_oom_kills: cgroups.map((c) => c.oomKills() ?? null),
-      kwok_nodes: nodes, pod_networks: nets.cidrs, create_s: r3(createS), all_running_after_s: r3(runningS), ...figures,
+      kwok_nodes: nodes, pod_networks: nets.cidrs, create_s: r3(createS), all_running_after_s: r3(runningS), bring_up: bringUp, write_ceiling: ceiling, gate_reset: reset, ...figures,
       env: { node: process.version, cpus: os.cpus().length, mem_gb: Math.round(os.totalmem() / 1073741824), loadavg_start: loadStart, loadavg_end: os.loadavg().map(r3), date: new Date().toISOString(), pod_server_nice: niceOf(pods.pid) } };
     line = JSON.stringify(result);
   } finally {

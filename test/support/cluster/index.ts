@@ -3,7 +3,7 @@
 // ports with its own log file, in a directory of its own. kube-apiserver listens on
 // `bindAddress` (127.0.0.1 unless the caller puts it on a pod network's fabric). Used by the tests and by
 // `npm run cluster:up` (scripts/cluster.ts).
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
@@ -87,6 +87,13 @@ export interface ControlPlaneOptions {
    * @default 0
    */
   readonly realNodes?: number;
+  /**
+   * Full mode: kwok's own options (`KwokConfiguration.options`, config.kwok.x-k8s.io/v1alpha1),
+   * appended to its config file, e.g. `{ disregardStatusWithLabelSelector: 'a=b' }` for pods
+   * whose status someone else writes (bench/scale-live/pod-status.ts). Flags the plane
+   * passes kwok (args.ts) still win.
+   */
+  readonly kwokOptions?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface ControlPlane {
@@ -117,6 +124,9 @@ export interface ControlPlane {
   readonly images: NodeImages | undefined;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
+
+/** kwok v0.8.0's defaults for the options a KwokConfiguration document would otherwise leave at 0. */
+const kwokDefaults = { podPlayStageParallelism: 4, nodePlayStageParallelism: 4, nodeLeaseParallelism: 4, heartbeatFactor: 5 };
 
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
@@ -300,6 +310,8 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       const sched = startSched();
       const stages = path.join(dir, 'kwok-stages.yaml');
       copyFileSync(path.join(REPO_ROOT, 'test/support/cluster/kwok-stages.yaml'), stages);
+      // A KwokConfiguration replaces kwok's defaults whole (v0.8.0 exits on a parallelism of 0): its defaults first.
+      if (o.kwokOptions !== undefined) appendFileSync(stages, `---\napiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: ${JSON.stringify({ ...kwokDefaults, ...o.kwokOptions })}\n`);
       const fallbackCidr = podnet?.fallbackCidr ?? net?.nodes[0]?.podCidr ?? '';
       const kwok = start('kwok', binaries.kwok, kwokArgs(kubeconfigPath, stages, fallbackCidr));
       nodeNames = net === undefined ? await createFakeNodes(k, o.nodes ?? 2, podnet?.nodeCidr ?? (() => '')) : await createNetworkNodes(k, net);

@@ -247,8 +247,14 @@ describe('bench/scale-live options and fixtures', () => {
     assert.throws(() => liveBenchOptions(['--probe', 'tcp']), /need --probe http/); // a TCP probe cannot be made to fail by the pod server
     assert.equal(liveBenchOptions(['--probe', 'tcp', '--fail-percent', '0']).failPercent, 0);
     assert.throws(() => liveBenchOptions(['--urgency-queued', '10000', '--fail-percent', '0']), /needs --fail-percent/);
-    assert.equal(d.writeCeiling, 0); // the replicas run unless the bare writer is asked for
-    assert.equal(liveBenchOptions(['--write-ceiling', '64']).writeCeiling, 64);
+    assert.equal(d.writeCeiling, 64); // issue 31 item 4: the ceiling runs before the replicas in every run, as many in flight as a replica's gate writes
+    assert.equal(d.ceilingOnly, false);
+    assert.equal(liveBenchOptions(['--write-ceiling', '0']).writeCeiling, 0);
+    assert.equal(liveBenchOptions(['--write-ceiling', '32', '--ceiling-only']).ceilingOnly, true);
+    assert.throws(() => liveBenchOptions(['--write-ceiling', '0', '--ceiling-only']), /needs --write-ceiling/);
+    assert.equal(d.podStatus, 'bench'); // issue 31 item 5: the driver runs the pods, not kwok
+    assert.equal(liveBenchOptions(['--pod-status', 'kwok']).podStatus, 'kwok');
+    assert.throws(() => liveBenchOptions(['--pod-status', 'kubelet']), /bench or kwok/);
     assert.throws(() => liveBenchOptions(['--write-ceiling', 'many']), /integer/);
     const policy = policyObject(liveBenchOptions(['--failure-threshold', '1']), 'r', 0) as { spec: { readiness: { probe: Record<string, unknown> } } };
     assert.equal(policy.spec.readiness.probe['failureThreshold'], 1);
