@@ -107,9 +107,24 @@ export class VantageOwnership {
    * places last known: the handover's view of a past membership.
    */
   responsibleAmong(members: readonly string[], uid: string): string | undefined {
+    return this.#responsibleAmong(this.#known, members, uid);
+  }
+
+  /**
+   * `responsibleAmong` with the members' places known now, kept for a
+   * handover applied pod by pod later (ADR 0073): a newer change must not
+   * make an older one look back with places it has since forgotten. The
+   * pod's own place is read when asked (`assignment` it first).
+   */
+  view(): (members: readonly string[], uid: string) => string | undefined {
+    const known = this.#known;
+    return (members, uid) => this.#responsibleAmong(known, members, uid);
+  }
+
+  #responsibleAmong(known: ReadonlyMap<string, VantageMember>, members: readonly string[], uid: string): string | undefined {
     const hit = this.#cache.get(uid);
     if (this.#source === undefined || hit === undefined) return owner(members, uid);
-    const list = members.map((id) => this.#known.get(id) ?? { identity: id, node: undefined, zone: undefined });
+    const list = members.map((id) => known.get(id) ?? { identity: id, node: undefined, zone: undefined });
     const a = assign(list, uid, hit.place, hit.spread);
     return a.kind === 'owner' ? a.identity : a.keeper;
   }
