@@ -153,7 +153,10 @@ const membership = new ShardMembership({
 });
 const owns = (pod: Pod): boolean => membership.members === undefined || membership.owns(pod);
 const controller = new Controller({ client: api.client, clock: systemClock, random: systemRandom, observe: () => undefined, probers: { httpGet: ok, tcpSocket: ok, grpc: ok }, namespaces: [ns], owns,
+  // The hooks fleet/sharding.ts gives a sharded controller (the readiness cap's fleet view, NoVantage).
   gainedAt: (p) => membership.gainedAt(p), mayRemediate: (p) => membership.mayRemediate(p),
+  fleet: { members: () => membership.members, owner: (m, uid) => membership.responsibleAmong(m, uid) },
+  vantage: { noVantage: (p) => membership.noVantage(p), here: () => undefined },
 });
 late.controller = controller;
 const stop = new AbortController();

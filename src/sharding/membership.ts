@@ -511,6 +511,7 @@ export class ShardMembership {
       current: () => change === this.#changes,
       done: (owned) => {
         this.#handover.finish();
+        this.#vantage.sweep();
         const previous = this.#reportedMembers;
         this.#reportedMembers = members;
         this.#o.observe?.({ type: 'membership', members, previous, owned, unowned: this.unownedPods() });
