@@ -72,6 +72,8 @@ const pct = (xs: readonly number[], q: number): number => {
 /** One measured window: the loop's longest block, blocks over 50/200 ms, a 1 s timer's (or renewal's) lateness. */
 class Window {
   longestBlockMs = 0;
+  /** The longest single call of the readiness cap's fleet view (its owner recompute after a change). */
+  fleetNoteMs = 0;
   readonly blocks: number[] = [];
   readonly timerLateMs: number[] = [];
   /** Renewals: due -> timer fired, the request's own time, due -> written. */
@@ -79,6 +81,7 @@ class Window {
   summary(): Record<string, unknown> {
     return {
       longest_block_ms: rd(this.longestBlockMs),
+      fleet_view_longest_ms: rd(this.fleetNoteMs),
       blocks_over_50ms: this.blocks.length,
       blocks_over_200ms: this.blocks.filter((b) => b > 200).length,
       timer_1s_late_ms: { count: this.timerLateMs.length, max: pct(this.timerLateMs, 1), p50: pct(this.timerLateMs, 0.5) },
@@ -159,6 +162,16 @@ const controller = new Controller({ client: api.client, clock: systemClock, rand
   vantage: { noVantage: (p) => membership.noVantage(p), here: () => undefined },
 });
 late.controller = controller;
+// The readiness cap's fleet view (ADR 0032) computes every gated pod's owner again at the first pod
+// it is told of after a change, in one call: the longest such call in the window, apart.
+const fleetGates = controller.targets.readiness.fleet as unknown as { note: (...a: unknown[]) => unknown };
+const note = fleetGates.note.bind(fleetGates);
+fleetGates.note = (...a: unknown[]): unknown => {
+  const t = performance.now();
+  const r = note(...a);
+  win.fleetNoteMs = Math.max(win.fleetNoteMs, performance.now() - t);
+  return r;
+};
 const stop = new AbortController();
 const start = performance.now();
 const cpu0 = process.cpuUsage();
