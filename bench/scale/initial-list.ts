@@ -7,7 +7,7 @@
 // own, would wait). Then two shard membership changes through a real ShardMembership (its
 // Leases in memory, test/support/memory-leases.ts): the recompute and the resync it runs,
 // measured together (issue 31, ADR 0072, 0073). Prints JSON on the last line of stdout.
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { PerformanceObserver, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Controller } from '../../src/controller/index.ts';
@@ -74,6 +74,9 @@ class Window {
   longestBlockMs = 0;
   /** The longest single call of the readiness cap's fleet view (its owner recompute after a change). */
   fleetNoteMs = 0;
+  /** The longest garbage-collection pause and the longest `Controller.step` (its periodic work), for telling blocks apart. */
+  gcMs = 0;
+  stepMs = 0;
   readonly blocks: number[] = [];
   readonly timerLateMs: number[] = [];
   /** Renewals: due -> timer fired, the request's own time, due -> written. */
@@ -82,6 +85,8 @@ class Window {
     return {
       longest_block_ms: rd(this.longestBlockMs),
       fleet_view_longest_ms: rd(this.fleetNoteMs),
+      gc_longest_ms: rd(this.gcMs),
+      controller_step_longest_ms: rd(this.stepMs),
       blocks_over_50ms: this.blocks.length,
       blocks_over_200ms: this.blocks.filter((b) => b > 200).length,
       timer_1s_late_ms: { count: this.timerLateMs.length, max: pct(this.timerLateMs, 1), p50: pct(this.timerLateMs, 0.5) },
@@ -172,6 +177,15 @@ fleetGates.note = (...a: unknown[]): unknown => {
   win.fleetNoteMs = Math.max(win.fleetNoteMs, performance.now() - t);
   return r;
 };
+const step = controller.step.bind(controller);
+controller.step = (): void => {
+  const t = performance.now();
+  step();
+  win.stepMs = Math.max(win.stepMs, performance.now() - t);
+};
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) win.gcMs = Math.max(win.gcMs, e.duration);
+}).observe({ entryTypes: ['gc'] });
 const stop = new AbortController();
 const start = performance.now();
 const cpu0 = process.cpuUsage();
