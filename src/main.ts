@@ -226,8 +226,8 @@ async function main(): Promise<number> {
     pods: () => controller.pods.store.values(),
     selected: (p) => controller.selected(p),
     localCounts: () => controller.localCounts(),
-    // In slices (ADR 0072): the owned-targets gauge once it is applied.
-    resync: () => void controller.resync().then(() => metrics.setOwnedTargets(controller.targets.size)),
+    // In slices (ADR 0072) with membership's own pass (ADR 0073): the owned-targets gauge once it is applied.
+    resync: (pass) => void controller.resync(pass).then(() => metrics.setOwnedTargets(controller.targets.size)),
     annotations: () => (guard.check === undefined ? {} : { [peerAnnotation]: encodeReport(guard.check.report()) }),
   })));
   const selfCheckDone = stages.track('self-check', runSelfCheck(guard.check, sharding, controller, stop.signal));

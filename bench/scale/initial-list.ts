@@ -4,16 +4,21 @@
 // `limit`, each parsed as one response body) already holding every pod: the event loop's
 // longest block and delay histogram from start until the pod informer is synced and every
 // target planned, and how late a 1 s timer fired (what a shard Lease renewal, a timer of its
-// own, would wait). Prints JSON on the last line of stdout.
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+// own, would wait). Then two shard membership changes through a real ShardMembership (its
+// Leases in memory, test/support/memory-leases.ts): the recompute and the resync it runs,
+// measured together (issue 31, ADR 0072, 0073). Prints JSON on the last line of stdout.
+import { PerformanceObserver, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Controller } from '../../src/controller/index.ts';
 import { KubeClient, fromKubeconfig } from '../../src/kube/index.ts';
 import type { Pod } from '../../src/kube/index.ts';
 import { LeaseWriter } from '../../src/sharding/lease-writer.ts';
-import { owner } from '../../src/sharding/rendezvous.ts';
+import { ShardMembership } from '../../src/sharding/index.ts';
+import type { ShardEvent } from '../../src/sharding/index.ts';
+import { podSpread } from '../../src/vantage/index.ts';
 import { startControlPlane } from '../../test/support/cluster/index.ts';
+import { MemoryLeases } from '../../test/support/memory-leases.ts';
 import { systemClock, systemRandom } from '../../src/kernel/index.ts';
 import type { Outcome } from '../../src/probing/index.ts';
 import { MemoryApi } from './memory-api.ts';
@@ -67,6 +72,11 @@ const pct = (xs: readonly number[], q: number): number => {
 /** One measured window: the loop's longest block, blocks over 50/200 ms, a 1 s timer's (or renewal's) lateness. */
 class Window {
   longestBlockMs = 0;
+  /** The longest single call of the readiness cap's fleet view (its owner recompute after a change). */
+  fleetNoteMs = 0;
+  /** The longest garbage-collection pause and the longest `Controller.step` (its periodic work), for telling blocks apart. */
+  gcMs = 0;
+  stepMs = 0;
   readonly blocks: number[] = [];
   readonly timerLateMs: number[] = [];
   /** Renewals: due -> timer fired, the request's own time, due -> written. */
@@ -74,6 +84,9 @@ class Window {
   summary(): Record<string, unknown> {
     return {
       longest_block_ms: rd(this.longestBlockMs),
+      fleet_view_longest_ms: rd(this.fleetNoteMs),
+      gc_longest_ms: rd(this.gcMs),
+      controller_step_longest_ms: rd(this.stepMs),
       blocks_over_50ms: this.blocks.length,
       blocks_over_200ms: this.blocks.filter((b) => b > 200).length,
       timer_1s_late_ms: { count: this.timerLateMs.length, max: pct(this.timerLateMs, 1), p50: pct(this.timerLateMs, 0.5) },
@@ -135,11 +148,44 @@ const ok = (_req: unknown, signal: AbortSignal): Promise<Outcome> =>
   values.probes === 'instant'
     ? Promise.resolve({ kind: 'success', output: '' })
     : new Promise((resolve) => signal.addEventListener('abort', () => resolve({ kind: 'errored', error: 'aborted' }), { once: true }));
-// Sharding as the bench drives it: this replica is 'a'; owner by rendezvous over `members`.
-let members: readonly string[] = ['a'];
-const owns = (pod: Pod): boolean => owner(members, pod.uid) === 'a';
-const controller = new Controller({ client: api.client, clock: systemClock, random: systemRandom, observe: () => undefined, probers: { httpGet: ok, tcpSocket: ok, grpc: ok }, namespaces: [ns], owns,
+// Sharding as main.ts wires it (ADR 0073): a real ShardMembership for replica 'a', its Leases (and
+// the other replicas') in memory, each pod's vantage spread from the policies as in production.
+// Until it joins (after the LIST) it owns every pod, so the LIST plans every pod as before.
+const leases = new MemoryLeases('outprobe');
+const shardEvents: ShardEvent[] = [];
+const late: { controller?: Controller } = {};
+const membership = new ShardMembership({
+  client: leases.client, clock: systemClock, random: systemRandom, namespace: 'outprobe', identity: 'a', leaseDurationMs: 600_000, renewIntervalMs: 60_000,
+  observe: (e) => shardEvents.push(e),
+  vantage: { spreadOf: (p) => podSpread(late.controller?.policies.values() ?? [], p), zoneOf: () => null },
 });
+const owns = (pod: Pod): boolean => membership.members === undefined || membership.owns(pod);
+const controller = new Controller({ client: api.client, clock: systemClock, random: systemRandom, observe: () => undefined, probers: { httpGet: ok, tcpSocket: ok, grpc: ok }, namespaces: [ns], owns,
+  // The hooks fleet/sharding.ts gives a sharded controller (the readiness cap's fleet view, NoVantage).
+  gainedAt: (p) => membership.gainedAt(p), mayRemediate: (p) => membership.mayRemediate(p),
+  fleet: { members: () => membership.members, owner: (m, uid) => membership.responsibleAmong(m, uid) },
+  vantage: { noVantage: (p) => membership.noVantage(p), here: () => undefined },
+});
+late.controller = controller;
+// The readiness cap's fleet view (ADR 0032) computes every gated pod's owner again at the first pod
+// it is told of after a change, in one call: the longest such call in the window, apart.
+const fleetGates = controller.targets.readiness.fleet as unknown as { note: (...a: unknown[]) => unknown };
+const note = fleetGates.note.bind(fleetGates);
+fleetGates.note = (...a: unknown[]): unknown => {
+  const t = performance.now();
+  const r = note(...a);
+  win.fleetNoteMs = Math.max(win.fleetNoteMs, performance.now() - t);
+  return r;
+};
+const step = controller.step.bind(controller);
+controller.step = (): void => {
+  const t = performance.now();
+  step();
+  win.stepMs = Math.max(win.stepMs, performance.now() - t);
+};
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) win.gcMs = Math.max(win.gcMs, e.duration);
+}).observe({ entryTypes: ['gc'] });
 const stop = new AbortController();
 const start = performance.now();
 const cpu0 = process.cpuUsage();
@@ -149,38 +195,89 @@ const syncedMs = performance.now() - start;
 const cpu = process.cpuUsage(cpu0);
 const listWindow = win.summary();
 const delay = { p50: rd(eld.percentile(50) / 1e6), p99: rd(eld.percentile(99) / 1e6), max: rd(eld.max / 1e6) };
-await sleep(2500); // renewals in the quiet between
 
-/** A membership change: the resync it runs (sliced since ADR 0072, or `--sync-resync` as before), measured. */
-async function change(to: readonly string[]): Promise<Record<string, unknown>> {
-  while (nextDue - performance.now() < 50) await sleep(10);
-  await sleep(nextDue - performance.now() - 50);
-  win = new Window();
-  members = to;
-  const from = performance.now();
-  let result: unknown;
-  if (values['sync-resync']) {
-    // The resync before ADR 0072: every pod replanned in one synchronous turn. `losses_ms`: the
-    // part of it spent on the pods it lost (what releasing the losses in one turn first would hold).
+/** The resyncs membership started since the change: when it asked, and the promise (a newer one supersedes). */
+let resyncs: { at: number; done: Promise<unknown> }[] = [];
+const shardStop = new AbortController();
+const shardDone = membership.run(shardStop.signal, {
+  get ready() {
+    return controller.ready;
+  },
+  pods: () => controller.pods.store.values(),
+  localCounts: () => new Map(),
+  // The pass (ADR 0073) is absent on the code before it: there the recompute ran whole before this call.
+  resync: (pass?: { pod(p: Pod): void; done(): void }) => {
+    const at = performance.now();
+    if (!values['sync-resync']) {
+      resyncs.push({ at, done: controller.resync(pass) });
+      return;
+    }
+    // `--sync-resync`: the resync before ADR 0072, every pod replanned in one synchronous turn (with
+    // the membership's pass). `losses_ms`: the part spent on the pods it lost.
     const held = new Set<string>();
     for (const t of controller.targets.all()) held.add(t.plan.podKey);
     let lossesMs = 0;
     for (const [key, pod] of controller.pods.store) {
       const lost = held.has(key) && !owns(pod);
       const t = lost ? performance.now() : 0;
+      pass?.pod(pod);
       controller.targets.reconcilePod(pod, undefined);
       if (lost) lossesMs += performance.now() - t;
     }
     controller.release.sweep();
-    result = { losses_ms: rd(lossesMs) };
-  } else result = await controller.resync();
-  const ms = performance.now() - from;
+    pass?.done();
+    resyncs.push({ at, done: Promise.resolve({ losses_ms: rd(lossesMs) }) });
+  },
+});
+// Joined (alone): its first change and resync; then the renewals in the quiet between.
+while (membership.members === undefined || resyncs.length === 0) await sleep(10);
+await resyncs.at(-1)?.done;
+await sleep(2500);
+
+/**
+ * A membership change as the Lease watch brings it (the others' Leases written or deleted),
+ * measured from the write: `recompute_ms` until membership asked for the resync (the recompute
+ * ran whole in that time before ADR 0073), `resync_ms` from there until the resync ended,
+ * `total_ms` until the membership event (with the owned count) was reported.
+ */
+async function change(apply: () => void, expect: number): Promise<Record<string, unknown>> {
+  while (nextDue - performance.now() < 50) await sleep(10);
+  await sleep(nextDue - performance.now() - 50);
+  win = new Window();
+  resyncs = [];
+  const events = shardEvents.length;
+  const from = performance.now();
+  apply();
+  const reported = (): ShardEvent | undefined => shardEvents.slice(events).find((e) => e.type === 'membership' && e.members.length === expect);
+  while (resyncs.length === 0) await sleep(1);
+  const asked = resyncs[0]?.at ?? from;
+  let last: Promise<unknown> | undefined;
+  let result: unknown;
+  while (last !== resyncs.at(-1)?.done) {
+    last = resyncs.at(-1)?.done;
+    result = await last;
+  }
+  const resynced = performance.now();
+  while (reported() === undefined) await sleep(1);
+  const total = performance.now() - from;
   const targets = controller.targets.size;
+  const event = reported();
   await sleep(2500); // the renewals right after
-  return { members: to.length, resync_ms: rd(ms), targets_after: targets, result, ...win.summary() };
+  return {
+    members: expect, recompute_ms: rd(asked - from), resync_ms: rd(resynced - asked), total_ms: rd(total), resyncs: resyncs.length, targets_after: targets,
+    owned: event?.type === 'membership' ? event.owned : undefined, result, ...win.summary(),
+  };
 }
-const lose = await change(['a', 'b', 'c']);
-const gain = await change(['a']);
+const lose = await change(() => {
+  leases.hold('b', Date.now());
+  leases.hold('c', Date.now());
+}, 3);
+const gain = await change(() => {
+  leases.drop('b');
+  leases.drop('c');
+}, 1);
+shardStop.abort();
+await shardDone;
 eld.disable();
 clearInterval(tick);
 timerStop.abort();

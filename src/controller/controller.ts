@@ -29,7 +29,7 @@ import type { SeveralVantages } from './several-vantages.ts';
 import type { SeveralVantagesOptions } from './several-vantages.ts';
 import type { ReportBatch } from '../vantage/index.ts';
 import { Resync, gateOwnership, heldPods } from './resync.ts';
-import type { ResyncResult } from './resync.ts';
+import type { ResyncPass, ResyncResult } from './resync.ts';
 
 export interface ControllerOptions {
   readonly client: KubeClient;
@@ -435,10 +435,11 @@ export class Controller {
   /**
    * Re-plans every pod, e.g. after shard membership changed: gained pods get
    * targets, lost ones lose them (losses first), in slices the event loop can
-   * interrupt (ADR 0072). A newer call supersedes one still running.
+   * interrupt (ADR 0072), with the membership change's own work per pod in
+   * the same slices (`pass`, ADR 0073). A newer call supersedes one still running.
    */
-  resync(): Promise<ResyncResult> {
-    return this.#resync.run(this.#stop);
+  resync(pass?: ResyncPass): Promise<ResyncResult> {
+    return this.#resync.run(this.#stop, pass);
   }
 
   #onPolicy(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: CustomObjectJson): void {

@@ -21,6 +21,16 @@ export interface ResyncDeps {
   readonly yieldTurn?: () => Promise<void>;
 }
 
+/**
+ * Work a membership change adds to its resync (ADR 0073, sharding's
+ * OwnershipPass): `pod` right before each pod of the second pass is planned,
+ * `done` after the last one (never when superseded).
+ */
+export interface ResyncPass {
+  pod(pod: Pod): void;
+  done(): void;
+}
+
 /** How one resync went (for the bench and tests). */
 export interface ResyncResult {
   readonly lost: number;
@@ -66,8 +76,12 @@ export class Resync {
     return this.#current !== undefined;
   }
 
-  /** Starts a resync (superseding one still running); resolves when it ends, superseded or not. `signal`: the controller's stop. */
-  async run(signal?: AbortSignal): Promise<ResyncResult> {
+  /**
+   * Starts a resync (superseding one still running); resolves when it ends,
+   * superseded or not. `signal`: the controller's stop. `pass`: the
+   * membership change's own work per pod, in the same slices (ADR 0073).
+   */
+  async run(signal?: AbortSignal, pass?: ResyncPass): Promise<ResyncResult> {
     this.#current?.abort(new Error('superseded by a newer resync'));
     const mine = new AbortController();
     this.#current = mine;
@@ -91,12 +105,10 @@ export class Resync {
       }
       for (const key of [...pods.keys()]) {
         await slice.yieldIfSpent(stop);
-        const pod = pods.get(key);
-        if (pod === undefined) continue;
-        reconcile(pod);
-        planned++;
+        if (this.#plan(key, pass)) planned++;
       }
       this.#d.done?.();
+      pass?.done();
       return end(false);
     } catch (err: unknown) {
       if (!isAborted(stop)) throw err;
@@ -104,6 +116,15 @@ export class Resync {
     } finally {
       if (this.#current === mine) this.#current = undefined;
     }
+  }
+
+  /** The second pass on one pod, read again by key (false when it is gone): the change's own work on it, then its plan. */
+  #plan(key: string, pass: ResyncPass | undefined): boolean {
+    const pod = this.#d.pods.get(key);
+    if (pod === undefined) return false;
+    pass?.pod(pod);
+    this.#d.reconcile(pod);
+    return true;
   }
 }
 

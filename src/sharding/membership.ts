@@ -14,6 +14,8 @@ import type { PodProof } from './pod-proof.ts';
 import { declaredMember, rejectionReasons } from './proof.ts';
 import type { RejectionReason, Verdict } from './proof.ts';
 import { owner } from './rendezvous.ts';
+import { ownershipPass } from './ownership-pass.ts';
+import type { OwnershipPass } from './ownership-pass.ts';
 import { VantageOwnership } from '../vantage/ownership.ts';
 import { vantageText } from '../vantage/eligible.ts';
 import type { ProvenPlace, VantageSource } from '../vantage/ownership.ts';
@@ -27,8 +29,14 @@ export interface ShardHost {
   readonly ready: boolean;
   pods(): Iterable<Pod>;
   localCounts(): ReadonlyMap<string, PolicyCounts>;
-  /** Re-plan every pod after ownership changed. */
-  resync(): void;
+  /**
+   * Re-plan every pod after ownership changed, in slices (ADR 0072), calling
+   * `pass.pod` on each pod right before it is planned and `pass.done` once
+   * every pod was (ADR 0073). A host that does not run the pass loses no
+   * safety (a pod's handover is settled when it is asked about) but reports
+   * no membership event.
+   */
+  resync(pass: OwnershipPass): void;
   /** Does a valid policy select the pod (what the unowned gauge counts)? @default every pod */
   selected?(pod: Pod): boolean;
   /** More annotations to publish on every renew (the peer report). @default none */
@@ -108,6 +116,10 @@ export class ShardMembership {
   #verdicts = new WeakMap<ShardLease, { readonly gen: number; readonly verdict: Verdict }>();
   #gen = 0;
   #changedAt: number | undefined;
+  /** Membership changes applied so far (a pass reports only while it is the latest one's). */
+  #changes = 0;
+  /** The members the last membership event reported (a superseded change reports nothing of its own). */
+  #reportedMembers: readonly string[] | undefined;
   /** `<lease name>\n<reason>` already reported. */
   readonly #reported = new Set<string>();
   #rejectedNow = '';
@@ -191,12 +203,23 @@ export class ShardMembership {
 
   /** When this replica gained the pod from another member (see Handover); undefined if it did not, or no longer owns it. */
   gainedAt(pod: Pod): number | undefined {
-    return this.owns(pod) ? this.#handover.gain(pod.uid)?.at : undefined;
+    if (!this.owns(pod)) return undefined;
+    this.#settle(pod);
+    return this.#handover.gain(pod.uid)?.at;
   }
 
   /** Remediation of a gained pod waits for the previous owner (see Handover). */
   mayRemediate(pod: Pod): boolean {
-    return this.owns(pod) && this.#handover.mayRemediate(pod.uid, liveMembers(this.#leases(), this.#o.clock.now()), this.#o.clock.now());
+    if (!this.owns(pod)) return false;
+    this.#settle(pod);
+    return this.#handover.mayRemediate(pod.uid, liveMembers(this.#leases(), this.#o.clock.now()), this.#o.clock.now());
+  }
+
+  /** Applies to the pod the membership changes its handover has not had yet (ADR 0073), with its place under the members now. */
+  #settle(pod: Pod): void {
+    if (!this.#handover.pending(pod.uid)) return;
+    this.#vantage.assignment(pod);
+    this.#handover.settle(pod.uid);
   }
 
   /** The other live members' Leases (the impairment stage's peers). Still known while standing down. */
@@ -475,15 +498,24 @@ export class ShardMembership {
     const before = this.#members;
     const placesChanged = this.#vantage.setMembers(members, this.#places(now));
     if (before !== undefined && before.join('\n') === members.join('\n') && !placesChanged) return;
+    // Ownership switches here for every pod at once: `owns` assigns a pod when asked (the vantage cache was
+    // emptied). The rest runs pod by pod in the resync's slices (ADR 0073): the handover is recorded now and
+    // applied to each pod when the pass reaches it or when the pod is asked about, whichever comes first.
     this.#members = members;
     this.#noteChange(before, members, now);
-    const pods = [...this.#host.pods()];
-    for (const p of pods) this.#vantage.assignment(p);
-    this.#handover.update(before, members, pods.map((p) => p.uid), now, (m, uid) => this.#vantage.responsibleAmong(m, uid));
-    let owned = 0;
-    for (const p of pods) if (this.owns(p)) owned++;
-    const unowned = this.unownedPods();
-    this.#o.observe?.({ type: 'membership', members, previous: before, owned, unowned });
-    this.#host.resync();
+    this.#handover.begin(before, members, now, this.#vantage.view());
+    const change = ++this.#changes;
+    this.#host.resync(ownershipPass({
+      settle: (p) => this.#settle(p),
+      owns: (p) => this.owns(p),
+      current: () => change === this.#changes,
+      done: (owned) => {
+        this.#handover.finish();
+        this.#vantage.sweep();
+        const previous = this.#reportedMembers;
+        this.#reportedMembers = members;
+        this.#o.observe?.({ type: 'membership', members, previous, owned, unowned: this.unownedPods() });
+      },
+    }));
   }
 }

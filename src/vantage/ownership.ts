@@ -25,6 +25,8 @@ export interface ProvenPlace {
 }
 
 interface Cached {
+  /** The members' generation it was assigned under: its place and spread outlive it, its assignment does not. */
+  readonly gen: number;
   readonly node: string | undefined;
   readonly spread: Spread;
   readonly place: PodPlace;
@@ -36,6 +38,12 @@ interface Cached {
  * UID over the members eligible for the pod, cached per pod until the
  * members, their places or the pod's node change. Without a source it is
  * plain rendezvous over every member (what sharding did before).
+ *
+ * A change of members costs nothing per pod (ADR 0073): it starts a new
+ * generation, and a pod is assigned again when next asked. Its place and
+ * spread as last seen are kept meanwhile for `responsibleAmong` and the
+ * second opinion's order (a pod the resync has not reached yet); `sweep`
+ * drops the pods not assigned since the change (gone).
  */
 export class VantageOwnership {
   readonly #source: VantageSource | undefined;
@@ -43,7 +51,8 @@ export class VantageOwnership {
   /** Members' places, the current ones and those of the previous set (a handover looks back at who owned a pod). */
   #known = new Map<string, VantageMember>();
   #signature = '';
-  #cache = new Map<string, Cached>();
+  #gen = 0;
+  readonly #cache = new Map<string, Cached>();
 
   constructor(source: VantageSource | undefined) {
     this.#source = source;
@@ -66,14 +75,19 @@ export class VantageOwnership {
     this.#signature = signature;
     this.#known = new Map([...this.#members, ...members].map((m) => [m.identity, m]));
     this.#members = members;
-    this.#cache = new Map();
+    this.#gen++;
     return true;
   }
 
   /** Zones (or spreads) may have changed: every pod is assigned again. */
   invalidate(): void {
-    this.#cache = new Map();
+    this.#gen++;
     this.#signature = '';
+  }
+
+  /** Forgets the pods not assigned since the members last changed: once every pod known was, those are gone. */
+  sweep(): void {
+    for (const [uid, c] of this.#cache) if (c.gen !== this.#gen) this.#cache.delete(uid);
   }
 
   get members(): readonly VantageMember[] {
@@ -89,10 +103,10 @@ export class VantageOwnership {
     }
     const spread = this.#source.spreadOf(pod);
     const hit = this.#cache.get(pod.uid);
-    if (hit !== undefined && hit.node === pod.nodeName && hit.spread === spread && this.#sameZone(hit)) return hit.assignment;
+    if (hit !== undefined && hit.gen === this.#gen && hit.node === pod.nodeName && hit.spread === spread && this.#sameZone(hit)) return hit.assignment;
     const place = this.#place(pod.nodeName, spread);
     const assignment = assign(this.#members, pod.uid, place, spread);
-    this.#cache.set(pod.uid, { node: pod.nodeName, spread, place, assignment });
+    this.#cache.set(pod.uid, { gen: this.#gen, node: pod.nodeName, spread, place, assignment });
     return assignment;
   }
 
@@ -107,9 +121,24 @@ export class VantageOwnership {
    * places last known: the handover's view of a past membership.
    */
   responsibleAmong(members: readonly string[], uid: string): string | undefined {
+    return this.#responsibleAmong(this.#known, members, uid);
+  }
+
+  /**
+   * `responsibleAmong` with the members' places known now, kept for a
+   * handover applied pod by pod later (ADR 0073): a newer change must not
+   * make an older one look back with places it has since forgotten. The
+   * pod's own place is read when asked (`assignment` it first).
+   */
+  view(): (members: readonly string[], uid: string) => string | undefined {
+    const known = this.#known;
+    return (members, uid) => this.#responsibleAmong(known, members, uid);
+  }
+
+  #responsibleAmong(known: ReadonlyMap<string, VantageMember>, members: readonly string[], uid: string): string | undefined {
     const hit = this.#cache.get(uid);
     if (this.#source === undefined || hit === undefined) return owner(members, uid);
-    const list = members.map((id) => this.#known.get(id) ?? { identity: id, node: undefined, zone: undefined });
+    const list = members.map((id) => known.get(id) ?? { identity: id, node: undefined, zone: undefined });
     const a = assign(list, uid, hit.place, hit.spread);
     return a.kind === 'owner' ? a.identity : a.keeper;
   }

@@ -49,4 +49,26 @@ describe('handover gating', () => {
     assert.equal(h.size, 0, 'deleted pods are forgotten');
     assert.ok(h.mayRemediate('unknown', ['r1'], clock.now()));
   });
+
+  it('applied pod by pod (ADR 0073): asking about a pod settles it first; changes in a row equal each applied whole', () => {
+    const memberships: (readonly string[])[] = [['r1', 'r2'], ['r1', 'r2', 'r3'], ['r1', 'r3'], ['r1'], ['r1', 'r4'], ['r1', 'r2', 'r4']];
+    const whole = new Handover('r1', lease);
+    const lazy = new Handover('r1', lease);
+    let before: readonly string[] | undefined;
+    for (const [i, after] of memberships.entries()) {
+      whole.update(before, after, uids, i);
+      lazy.begin(before, after, i);
+      // Some pods are asked about (or passed) between changes, the others only at the end.
+      for (const u of uids.slice(0, 40 * i)) if (i % 2 === 0) lazy.settle(u);
+      before = after;
+    }
+    for (const u of uids.slice(0, 100)) assert.deepEqual(lazy.gain(u), whole.gain(u), `${u} asked before the pass reached it`);
+    assert.ok(!lazy.mayRemediate(uids.find((u) => whole.gain(u)?.previous === 'r2') ?? 'none', ['r1', 'r2', 'r4'], memberships.length - 1), 'a pod gained from r2, live, waits before the pass reaches it');
+    assert.equal(lazy.unfinished, memberships.length);
+    for (const u of uids.slice(0, 290)) lazy.settle(u);
+    lazy.finish();
+    assert.equal(lazy.unfinished, 0);
+    for (const u of uids.slice(0, 290)) assert.deepEqual(lazy.gain(u), whole.gain(u), u);
+    assert.equal(lazy.size, uids.slice(0, 290).filter((u) => whole.gain(u) !== undefined).length, 'pods the pass did not find (gone) are forgotten');
+  });
 });
